@@ -1,0 +1,51 @@
+// swift-tools-version: 6.1
+// The 6.1 tools are required by ordo-one/benchmark (see Benchmarks/).
+import PackageDescription
+
+let package = Package(
+    name: "NearbyFusion",
+    platforms: [.macOS(.v13)],
+    // MARK: - Public API
+    products: [
+        .library(name: "NearbyFusion", targets: ["NearbyFusion"]),
+        .library(name: "NearbyFusionSimulation", targets: ["NearbyFusionSimulation"]),
+        .executable(name: "nearby-fusion", targets: ["nearby-fusion"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // MARK: - System libraries
+        /// LAPACK (reference or OpenBLAS, through Debian's `liblapack.so` alternative).
+        .systemLibrary(
+            name: "CLAPACK",
+            path: "Sources/CLAPACK",
+            providers: [.apt(["liblapack-dev", "libopenblas-dev"])]
+        ),
+
+        // MARK: - Implementation
+        .target(
+            name: "NearbyFusion",
+            dependencies: ["CLAPACK"]
+        ),
+        .target(
+            name: "NearbyFusionSimulation",
+            dependencies: ["NearbyFusion"]
+        ),
+        .executableTarget(
+            name: "nearby-fusion",
+            dependencies: [
+                "NearbyFusion",
+                "NearbyFusionSimulation",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        // MARK: - Tests
+        .testTarget(
+            name: "NearbyFusionTests",
+            dependencies: ["NearbyFusion", "NearbyFusionSimulation"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

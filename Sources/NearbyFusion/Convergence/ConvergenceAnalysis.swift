@@ -1,0 +1,151 @@
+import Foundation
+
+/// What the measurements gathered so far determine about one object's position, and the
+/// coaching that follows from it. Produced by ``ConvergenceAnalysis/assess(mixture:antennaInWorld:movement:previous:options:)``.
+public struct ConvergenceAssessment: Sendable, Equatable {
+    /// The mixture mean `μ̄ = Σ wᵢ μᵢ`, world frame, metres.
+    public var meanInWorld: Vector3
+    /// Reasons that come from this object's estimator state (movement, sweeps). Session
+    /// conditions (lighting) and signal are added by the engine.
+    public var reasons: ConvergenceReasons
+    /// The horizontal position is determined: the horizontal angle may be published.
+    public var horizontalResolved: Bool
+    /// The height is determined (category established and σ small).
+    public var verticalResolved: Bool
+    /// Standard deviation of the object's world bearing from the device, radians
+    /// (including the spread between hypotheses).
+    public var horizontalAngleStandardDeviation: Double
+    /// The established vertical category (`aboveOrBelow` when only the off-level is
+    /// established, `unknown` when nothing is).
+    public var verticalCategory: VerticalDirectionEstimate
+    /// Probabilities that `Δy > τ`, `Δy < −τ` and `|Δy| ≤ τ`.
+    public var probabilityAbove: Double
+    public var probabilityBelow: Double
+    public var probabilitySame: Double
+    /// Principal axes of the within-hypothesis covariance `Σ wᵢ Pᵢ` (m², ascending).
+    public var principalAxes: SymmetricEigen3?
+    /// RMS extent of the device's motion along its principal axis, metres.
+    public var movementExtent: Double
+}
+
+/// Convergence and coaching from observability.
+///
+/// The estimator's own state says what is and is not determined; no timers are
+/// involved. Two kinds of uncertainty are looked at:
+///
+/// 1. **Local information.** The within-hypothesis covariance `P_w = Σ wᵢ Pᵢ` is the
+///    inverse of the information the measurements gave each hypothesis (plus its
+///    prior). Its eigen-decomposition `P_w = Σₖ λₖ vₖ vₖᵀ` (LAPACK `dsyev`) gives the
+///    principal axes; a large `σₖ = √λₖ` is a direction the measurements hardly
+///    constrain. Its horizontal part `σₖ ‖(vₖₓ, vₖ_z)‖` above `horizontalPositionThreshold`
+///    asks for a horizontal sweep; its vertical part `σₖ |vₖ_y|` above
+///    `verticalPositionThreshold` asks for a vertical sweep.
+/// 2. **Global ambiguity.** Hypotheses that the motion cannot tell apart survive side by
+///    side: the bearing spread `σ_ψ² = Σ wᵢ (gᵢᵀPᵢgᵢ + (ψᵢ − ψ̄)²)` (with
+///    `ψ = atan2(d_x, −d_z)` the world bearing from the antenna and `g = ∂ψ/∂p`) above
+///    `horizontalAngleThreshold` asks for a horizontal sweep; the spread of the means
+///    horizontally and vertically likewise; an above/below mirror (the probabilities of
+///    `Δy > τ` and `Δy < −τ` both substantial) asks for a vertical sweep.
+/// 3. **Movement.** If the device's positions while ranging have an RMS extent below
+///    `minimumMovement`, no geometry has been gathered at all: the user is asked to move
+///    (and nothing else, since sweeping advice would be premature).
+///
+/// Once an axis is resolved it is unresolved again only past `hysteresis ×` its threshold.
+public enum ConvergenceAnalysis {
+    /// Assesses one object. `previous` carries the last horizontal/vertical resolution
+    /// for the hysteresis.
+    public static func assess(mixture: PositionMixture, antennaInWorld a: Vector3, movement: MovementAccumulator,
+                              previous: (horizontal: Bool, vertical: Bool), options: FusionOptions) -> ConvergenceAssessment {
+        let tau = options.levelTolerance
+        var meanInWorld = Vector3.zero
+        var withinCovariance = Matrix3.zero
+        var sinSum = 0.0, cosSum = 0.0
+        var above = 0.0, below = 0.0
+        for h in mixture.hypotheses {
+            let w = exp(h.logWeight)
+            meanInWorld += w * h.meanInWorld
+            withinCovariance += w * h.covariance
+            let d = h.meanInWorld - a
+            let psi = atan2(d.x, -d.z)
+            sinSum += w * sin(psi); cosSum += w * cos(psi)
+            let dy = d.y
+            let sy = max(h.covariance.m11, 1e-12).squareRoot()
+            above += w * standardNormalCDF((dy - tau) / sy)
+            below += w * standardNormalCDF((-tau - dy) / sy)
+        }
+        let meanBearing = atan2(sinSum, cosSum)
+        var bearingVariance = 0.0
+        var horizontalSpread = Matrix3.zero   // of the means, x/z block only
+        var verticalSpread = 0.0
+        for h in mixture.hypotheses {
+            let w = exp(h.logWeight)
+            let d = h.meanInWorld - a
+            let rho2 = d.x * d.x + d.z * d.z
+            let own: Double
+            if rho2 < 0.05 * 0.05 {
+                own = .pi * .pi   // directly above/below: bearing undefined
+            } else {
+                let g = Vector3(-d.z / rho2, 0, d.x / rho2)
+                own = h.covariance.quadraticForm(g)
+            }
+            let dpsi = Angle.wrapped(atan2(d.x, -d.z) - meanBearing)
+            bearingVariance += w * (own + dpsi * dpsi)
+            let dm = h.meanInWorld - meanInWorld
+            horizontalSpread += w * Matrix3.outer(Vector3(dm.x, 0, dm.z), Vector3(dm.x, 0, dm.z))
+            verticalSpread += w * dm.y * dm.y
+        }
+        let bearingSigma = bearingVariance.squareRoot()
+        let same = max(0, 1 - above - below)
+
+        let p = options.verticalProbability
+        let category: VerticalDirectionEstimate
+        if same >= p { category = .same }
+        else if above >= p { category = .above }
+        else if below >= p { category = .below }
+        else if above + below >= p { category = .aboveOrBelow }
+        else { category = .unknown }
+
+        // Local information: principal axes of the within-hypothesis covariance.
+        let axes = SymmetricEigen3.lapack(withinCovariance)
+        var horizontalWeakness = 0.0, verticalWeakness = 0.0
+        if let axes {
+            for k in 0..<3 {
+                let sigma = max(axes.value(k), 0).squareRoot()
+                let v = axes.vector(k)
+                horizontalWeakness = max(horizontalWeakness, sigma * (v.x * v.x + v.z * v.z).squareRoot())
+                verticalWeakness = max(verticalWeakness, sigma * abs(v.y))
+            }
+        } else {
+            horizontalWeakness = .infinity; verticalWeakness = .infinity
+        }
+        // Global spread of the means (largest horizontal principal value of the x/z block:
+        // for a 2×2 block [a b; b c], λ_max = (a + c)/2 + √(((a − c)/2)² + b²)).
+        let hs = horizontalSpread
+        let spreadH = (0.5 * (hs.m00 + hs.m22) + ((0.5 * (hs.m00 - hs.m22)) * (0.5 * (hs.m00 - hs.m22)) + hs.m02 * hs.m02).squareRoot()).squareRoot()
+        let spreadV = verticalSpread.squareRoot()
+
+        let hScale = previous.horizontal ? options.hysteresis : 1
+        let vScale = previous.vertical ? options.hysteresis : 1
+        let horizontalResolved = bearingSigma <= options.horizontalAngleThreshold * hScale
+            && max(horizontalWeakness, spreadH) <= options.horizontalPositionThreshold * hScale
+        let verticalResolved = (category == .same || category == .above || category == .below)
+            && max(verticalWeakness, spreadV) <= options.verticalPositionThreshold * vScale
+
+        let movementAxes = SymmetricEigen3.lapack(movement.covariance)
+        let extent = max(movementAxes?.values.z ?? 0, 0).squareRoot()
+
+        var reasons: ConvergenceReasons = []
+        if extent < options.minimumMovement {
+            reasons.insert(.insufficientMovement)
+        } else {
+            if !horizontalResolved { reasons.insert(.insufficientHorizontalSweep) }
+            if !verticalResolved { reasons.insert(.insufficientVerticalSweep) }
+        }
+        return ConvergenceAssessment(
+            meanInWorld: meanInWorld, reasons: reasons, horizontalResolved: horizontalResolved && extent >= options.minimumMovement,
+            verticalResolved: verticalResolved && extent >= options.minimumMovement,
+            horizontalAngleStandardDeviation: bearingSigma, verticalCategory: category,
+            probabilityAbove: above, probabilityBelow: below, probabilitySame: same,
+            principalAxes: axes, movementExtent: extent)
+    }
+}

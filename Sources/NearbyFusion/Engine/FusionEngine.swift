@@ -1,0 +1,273 @@
+import Foundation
+
+/// The fusion core: device poses from VIO and UWB updates in, `NINearbyObject`-like
+/// estimates and convergence coaching out.
+///
+/// A value type with no clocks, files, loggers or globals: the caller feeds time-ordered
+/// poses (``ingest(_:)-(DevicePose)``) and UWB updates (``ingest(_:for:)``) and gets one
+/// ``NearbyObjectEstimate`` per UWB update. Each object is a ``PositionMixture`` (a bank
+/// of EKFs on its world position) plus the bookkeeping for coaching; see
+/// ``ConvergenceAnalysis`` for how reasons are derived.
+///
+/// Per update (steady state, once the bank has collapsed) the work is fixed-size 3×3
+/// maths and one 3×3 LAPACK eigen-decomposition on stack scratch space: nothing is
+/// allocated on the heap.
+public struct FusionEngine: Sendable {
+    public let options: FusionOptions
+    public let capabilities: DeviceCapabilities
+    /// Camera assistance requested and supported.
+    public let cameraAssistanceEnabled: Bool
+
+    private var objects: [ObjectTracker] = []
+    private var indexByID: [String: Int] = [:]
+    private var latestPose: DevicePose?
+    private var previousPose: DevicePose?
+    /// Device path length while VIO tracked normally, metres.
+    private var pathLength = 0.0
+    public private(set) var sessionConvergence = AlgorithmConvergence(status: .unknown)
+
+    public init(capabilities: DeviceCapabilities = .phone, cameraAssistanceEnabled: Bool = true,
+                options: FusionOptions = FusionOptions()) {
+        self.options = options
+        self.capabilities = capabilities
+        self.cameraAssistanceEnabled = cameraAssistanceEnabled && capabilities.supportsCameraAssistance
+    }
+
+    // MARK: Objects
+
+    /// Registers an object (or returns the handle of one already registered).
+    @discardableResult
+    public mutating func register(objectID: String, kind: ObjectKind = .accessory) -> ObjectHandle {
+        if let i = indexByID[objectID] {
+            objects[i].removed = false
+            return ObjectHandle(index: i)
+        }
+        objects.append(ObjectTracker(objectID: objectID, kind: kind, capacity: options.maximumHypotheses))
+        indexByID[objectID] = objects.count - 1
+        return ObjectHandle(index: objects.count - 1)
+    }
+
+    /// The handle of a registered object.
+    public func handle(for objectID: String) -> ObjectHandle? { indexByID[objectID].map(ObjectHandle.init) }
+
+    /// Ends tracking of an object (`removed` event); a later update starts afresh.
+    public mutating func remove(objectID: String) {
+        guard let i = indexByID[objectID] else { return }
+        objects[i].resetEstimate()
+        objects[i].removed = true
+        objects[i].lastAcceptedRangeTime = nil
+        objects[i].firstUpdateTime = nil
+        objects[i].hasConverged = false
+    }
+
+    /// A snapshot of an object's estimator state.
+    public func snapshot(_ handle: ObjectHandle) -> ObjectStateSnapshot {
+        let o = objects[handle.index]
+        return ObjectStateSnapshot(objectID: o.objectID, moments: o.mixture.isEmpty ? nil : o.mixture.moments,
+                                   hypothesisCount: o.mixture.count, hypotheses: Array(o.mixture.hypotheses),
+                                   assessment: o.lastAssessment)
+    }
+
+    // MARK: Poses
+
+    /// Takes a VIO pose. Returns the new session-level convergence when it changed.
+    ///
+    /// Session level: `notConverged([insufficientLighting])` while ARKit's ambient
+    /// intensity is below `minimumAmbientIntensity` or tracking is limited by
+    /// insufficient features; `unknown` otherwise (the session itself never claims
+    /// convergence: objects do).
+    public mutating func ingest(_ pose: DevicePose) -> SessionConvergenceUpdate? {
+        if let last = latestPose, last.tracking == .normal, pose.tracking == .normal {
+            pathLength += (pose.positionInWorld - last.positionInWorld).length
+        }
+        previousPose = latestPose
+        latestPose = pose
+        guard cameraAssistanceEnabled else { return nil }
+        let status: ConvergenceStatus = lightingLimited(pose) ? .notConverged(.insufficientLighting) : .unknown
+        guard status != sessionConvergence.status else { return nil }
+        sessionConvergence = AlgorithmConvergence(status: status)
+        return SessionConvergenceUpdate(timestamp: pose.timestamp, convergence: sessionConvergence)
+    }
+
+    private func lightingLimited(_ pose: DevicePose) -> Bool {
+        if case .limited(.insufficientFeatures) = pose.tracking { return true }
+        if let lux = pose.ambientIntensity, lux < options.minimumAmbientIntensity { return true }
+        return false
+    }
+
+    /// The device pose at `t`: the latest pose with its position extrapolated at the
+    /// velocity of the last two poses, `a(t) = a₁ + (a₁ − a₀)(t − t₁)/(t₁ − t₀)`, for at
+    /// most 0.1 s (UWB and VIO clocks tick at different rates).
+    private func pose(at t: Double) -> DevicePose? {
+        guard var p = latestPose else { return nil }
+        if let q = previousPose, p.timestamp > q.timestamp {
+            let dt = min(max(t - p.timestamp, 0), 0.1)
+            let v = (p.positionInWorld - q.positionInWorld) / (p.timestamp - q.timestamp)
+            if v.isFinite { p.positionInWorld += dt * v }
+        }
+        return p
+    }
+
+    // MARK: UWB updates
+
+    /// Takes one UWB update for a registered object and returns what is published.
+    public mutating func ingest(_ measurement: UWBMeasurement, for handle: ObjectHandle) -> NearbyObjectEstimate {
+        let t = measurement.timestamp
+        var tracker = objects[handle.index]
+        defer { objects[handle.index] = tracker }
+        if tracker.firstUpdateTime == nil { tracker.firstUpdateTime = t }
+        tracker.removed = false
+
+        // Sanitise the raw measurement: a non-finite or non-positive range, or a
+        // non-finite or zero direction, is treated as absent (never propagated).
+        var rawDistance = measurement.distance.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
+        if !capabilities.supportsPreciseDistanceMeasurement { rawDistance = nil }
+        var rawDirection = measurement.directionInDevice.flatMap { $0.isFinite && $0.length > 1e-9 ? $0.normalized : nil }
+        if !capabilities.supportsDirectionMeasurement { rawDirection = nil }
+
+        var estimate = NearbyObjectEstimate(timestamp: t, objectID: tracker.objectID, distance: rawDistance, direction: rawDirection)
+        guard cameraAssistanceEnabled else { return estimate }
+        guard let devicePose = pose(at: t) else {
+            estimate.convergence = AlgorithmConvergence(status: .unknown)
+            estimate.verticalDirectionEstimate = .unknown
+            return estimate
+        }
+        let antennaInWorld = devicePose.positionInWorld + devicePose.worldFromDevice.rotate(options.antennaOffsetInDevice)
+        if let r = rawDistance { tracker.lastRangeMetres = r }
+
+        if devicePose.tracking == .normal {
+            fuse(&tracker, range: rawDistance, direction: rawDirection, at: t, pose: devicePose, antennaInWorld: antennaInWorld)
+        }
+
+        // Convergence and outputs.
+        var reasons: ConvergenceReasons = []
+        if lightingLimited(devicePose) { reasons.insert(.insufficientLighting) }
+        let signalAge = t - (tracker.lastAcceptedRangeTime ?? tracker.firstUpdateTime ?? t)
+        if signalAge > options.signalTimeout || (tracker.lastRangeMetres ?? 0) > options.maximumRange {
+            reasons.insert(.insufficientSignalStrength)
+        }
+        guard !tracker.mixture.isEmpty else {
+            estimate.convergence = AlgorithmConvergence(status: reasons.isEmpty ? .unknown : .notConverged(reasons))
+            estimate.verticalDirectionEstimate = .unknown
+            return estimate
+        }
+        let assessment = ConvergenceAnalysis.assess(mixture: tracker.mixture, antennaInWorld: antennaInWorld,
+                                                    movement: tracker.movement, previous: tracker.previousResolution,
+                                                    options: options)
+        tracker.previousResolution = (assessment.horizontalResolved, assessment.verticalResolved)
+        tracker.lastAssessment = assessment
+        reasons.formUnion(assessment.reasons)
+
+        let status: ConvergenceStatus = reasons.isEmpty ? .converged : .notConverged(reasons)
+        estimate.convergence = AlgorithmConvergence(status: status)
+        let mean = assessment.meanInWorld
+        let horizontalAvailable = reasons.isDisjoint(with: .withholdingHorizontal) && assessment.horizontalResolved
+        if horizontalAvailable {
+            estimate.horizontalAngle = HorizontalAngle.angle(objectInWorld: mean, devicePositionInWorld: antennaInWorld,
+                                                             worldFromDevice: devicePose.worldFromDevice)
+            if !reasons.contains(.insufficientVerticalSweep) {
+                estimate.verticalDirectionEstimate = assessment.verticalCategory
+            } else if assessment.verticalCategory == .aboveOrBelow {
+                // The honest partial answer: clearly off the device's level, sign unknown.
+                estimate.verticalDirectionEstimate = .aboveOrBelow
+            }
+        }
+        if status.isConverged {
+            tracker.hasConverged = true
+            let toObject = mean - antennaInWorld
+            estimate.worldTransform = WorldTransform(translation: mean)
+            estimate.distance = toObject.length
+            // Camera assistance widens the field of view: the direction comes from the
+            // world estimate, inside the radio's cone or not.
+            estimate.direction = devicePose.worldFromDevice.inverseRotate(toObject).normalized
+        }
+        return estimate
+    }
+
+    /// Registers the object if needed and ingests the update.
+    public mutating func ingest(_ measurement: UWBMeasurement, forObject objectID: String) -> NearbyObjectEstimate {
+        let h = register(objectID: objectID)
+        return ingest(measurement, for: h)
+    }
+
+    /// The EKF steps for one update: predict, range, direction (or the absence of one),
+    /// then prune and merge the bank.
+    private func fuse(_ tracker: inout ObjectTracker, range: Double?, direction: Vector3?, at t: Double,
+                      pose: DevicePose, antennaInWorld a: Vector3) {
+        let o = options
+        if tracker.mixture.isEmpty {
+            guard let r = range, r <= o.maximumRange else { return }
+            tracker.mixture.initialize(rangeMetres: r, antennaInWorld: a, forwardInWorld: pose.forwardInWorld, options: o)
+            tracker.movement.add(a)
+            tracker.lastAcceptedRangeTime = t
+            tracker.lastPredictionTime = t
+            tracker.pathLengthAtLastPrediction = pathLength
+            tracker.consecutiveRejections = 0
+        } else {
+            // Predict: random walk P ← P + (q Δt + k_d Δs) I.
+            let dt = max(t - (tracker.lastPredictionTime ?? t), 0)
+            let ds = max(pathLength - tracker.pathLengthAtLastPrediction, 0)
+            let q = (tracker.kind == .peer ? o.peerRandomWalk : o.accessoryRandomWalk) * dt + o.driftVariancePerMetre * ds
+            tracker.mixture.predict(addedVariance: q)
+            tracker.lastPredictionTime = t
+            tracker.pathLengthAtLastPrediction = pathLength
+
+            if let r = range, r <= o.maximumRange {
+                let sigma = o.rangeStandardDeviation, gate = o.rangeGate
+                let accepted = tracker.mixture.update(
+                    model: { _ in RangeModel(antennaInWorld: a, standardDeviation: sigma, gate: gate) },
+                    measured: r, outlierProbability: o.outlierProbability, outlierSpan: o.rangeOutlierSpan)
+                if accepted {
+                    tracker.consecutiveRejections = 0
+                    tracker.lastAcceptedRangeTime = t
+                    tracker.movement.add(a)
+                } else {
+                    tracker.consecutiveRejections += 1
+                    let limit = tracker.hasConverged ? o.rejectionsBeforeResetWhenConverged : o.rejectionsBeforeReset
+                    if tracker.consecutiveRejections >= limit {
+                        // The estimate no longer explains the ranges (a first NLOS range, or
+                        // the object moved): start again from this range.
+                        tracker.resetEstimate()
+                        tracker.hasConverged = false
+                        tracker.mixture.initialize(rangeMetres: r, antennaInWorld: a, forwardInWorld: pose.forwardInWorld, options: o)
+                        tracker.movement.add(a)
+                        tracker.lastAcceptedRangeTime = t
+                    }
+                }
+            }
+        }
+        if let d = direction {
+            let q = pose.worldFromDevice
+            if !capabilities.supportsElevationMeasurement || d.y == 0 {
+                let az = atan2(d.x, -d.z)
+                let sigma = o.azimuthStandardDeviation, gate = o.rangeGate
+                _ = tracker.mixture.update(
+                    model: { _ in AzimuthModel(antennaInWorld: a, worldFromDevice: q, standardDeviation: sigma, gate: gate) },
+                    measured: az, outlierProbability: o.outlierProbability, outlierSpan: o.angleOutlierSpan)
+            } else {
+                let z = DeviceAngles.azimuthElevation(d)
+                let sa = o.azimuthStandardDeviation, se = o.elevationStandardDeviation, gate = o.directionGate
+                _ = tracker.mixture.update(
+                    model: { _ in DirectionModel(antennaInWorld: a, worldFromDevice: q, azimuthStandardDeviation: sa,
+                                                 elevationStandardDeviation: se, gate: gate) },
+                    measured: z, outlierProbability: o.outlierProbability, outlierSpan: o.angleOutlierSpan)
+            }
+        } else if range != nil, capabilities.supportsDirectionMeasurement, o.missingDirectionLikelihood < 1,
+                  abs(pose.worldFromDevice.rotate(Vector3(1, 0, 0)).y) < 0.7 {
+            // Portrait hold, direction-capable radio, a range but no direction: the object
+            // is probably outside the field of view. Hypotheses well inside it are less likely.
+            let q = pose.worldFromDevice
+            let limit = o.fieldOfViewHalfAngle - o.fieldOfViewMargin
+            let factor = o.missingDirectionLikelihood
+            tracker.mixture.reweight { mean in
+                DeviceAngles.offAxisAngle(q.inverseRotate(mean - a)) < limit ? factor : 1
+            }
+        }
+        tracker.mixture.pruneAndMerge(minimumWeight: o.pruneWeight, mergeDistanceSquared: o.mergeDistanceSquared)
+        let m = tracker.mixture.moments
+        if !m.meanInWorld.isFinite || !m.covariance.isFinite {
+            // Never publish NaN: drop the estimate and start again from the next range.
+            tracker.resetEstimate()
+        }
+    }
+}

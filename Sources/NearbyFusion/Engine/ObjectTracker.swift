@@ -1,0 +1,55 @@
+/// Everything the engine keeps about one nearby object.
+struct ObjectTracker: Sendable {
+    let objectID: String
+    let kind: ObjectKind
+    var mixture: PositionMixture
+    var movement = MovementAccumulator()
+    /// Time of the last prediction, seconds.
+    var lastPredictionTime: Double?
+    /// Device path length (metres) at the last prediction.
+    var pathLengthAtLastPrediction = 0.0
+    /// Time the object was registered or first updated, seconds.
+    var firstUpdateTime: Double?
+    var lastAcceptedRangeTime: Double?
+    var lastRangeMetres: Double?
+    var consecutiveRejections = 0
+    var hasConverged = false
+    var previousResolution = (horizontal: false, vertical: false)
+    var lastAssessment: ConvergenceAssessment?
+    var removed = false
+
+    init(objectID: String, kind: ObjectKind, capacity: Int) {
+        self.objectID = objectID
+        self.kind = kind
+        self.mixture = PositionMixture(capacity: capacity)
+    }
+
+    /// Forgets the position estimate (a re-initialisation starts from the next range).
+    mutating func resetEstimate() {
+        mixture = PositionMixture(capacity: mixture.capacity)
+        movement = MovementAccumulator()
+        consecutiveRejections = 0
+        previousResolution = (false, false)
+        lastAssessment = nil
+    }
+}
+
+/// A cheap reference to an object registered with a ``FusionEngine`` (an index), so the
+/// per-update path does no string hashing.
+public struct ObjectHandle: Sendable, Hashable {
+    public let index: Int
+}
+
+/// A read-only view of an object's estimator state, for evaluation and tests.
+public struct ObjectStateSnapshot: Sendable {
+    public var objectID: String
+    /// The mixture's mean and covariance (world frame, metres, m²); `nil` before the
+    /// first range.
+    public var moments: MixtureMoments?
+    /// Number of hypotheses in the bank.
+    public var hypothesisCount: Int
+    /// The hypotheses themselves.
+    public var hypotheses: [PositionHypothesis]
+    /// The last convergence assessment.
+    public var assessment: ConvergenceAssessment?
+}

@@ -1,0 +1,102 @@
+import Foundation
+
+/// Azimuth and elevation of a device-frame direction, radians.
+///
+/// Device frame (portrait): +X right edge, +Y top edge, +Z out of the screen; the UWB
+/// cone looks along −Z. With `v` the direction:
+/// - azimuth `α = atan2(v_x, −v_z)`, positive toward the device's right;
+/// - elevation `ε = atan2(v_y, √(v_x² + v_z²))`, positive toward the top edge.
+public enum DeviceAngles {
+    /// `(α, ε)` of the device-frame vector `v` (any length but zero).
+    @inlinable public static func azimuthElevation(_ v: Vector3) -> Vector2 {
+        Vector2(atan2(v.x, -v.z), atan2(v.y, (v.x * v.x + v.z * v.z).squareRoot()))
+    }
+
+    /// The unit device-frame vector with azimuth `α` and elevation `ε`:
+    /// `(cos ε sin α, sin ε, −cos ε cos α)`.
+    @inlinable public static func direction(azimuth: Double, elevation: Double) -> Vector3 {
+        Vector3(cos(elevation) * sin(azimuth), sin(elevation), -cos(elevation) * cos(azimuth))
+    }
+
+    /// The angle, radians, between `v` (device frame) and the device's −Z axis.
+    @inlinable public static func offAxisAngle(_ v: Vector3) -> Double {
+        acos(max(-1, min(1, -v.z / max(v.length, 1e-300))))
+    }
+}
+
+/// UWB angle of arrival: the object's azimuth and elevation in the device frame.
+///
+/// With `v = Rᵀ (p − a)` (world → device, `R` world-from-device, `a` the antenna):
+/// `h(p) = (atan2(v_x, −v_z), atan2(v_y, ρ))`, `ρ = √(v_x² + v_z²)`.
+/// Its Jacobian is `H = J_v Rᵀ` with
+/// `∂α/∂v = (−v_z, 0, v_x) / ρ²` and
+/// `∂ε/∂v = (−v_y v_x / ρ, ρ, −v_y v_z / ρ) / ‖v‖²`;
+/// each row of `H`, as a world-frame vector, is `R (∂·/∂v)ᵀ`.
+/// Azimuth noise is usually smaller than elevation noise (antenna geometry), so `R` is
+/// `diag(σ_α², σ_ε²)`.
+public struct DirectionModel: PlanarMeasurementModel, Sendable {
+    public var antennaInWorld: Vector3
+    public var worldFromDevice: Quaternion
+    public var covariance: SymmetricMatrix2
+    public var gate: Double
+
+    public init(antennaInWorld: Vector3, worldFromDevice: Quaternion,
+                azimuthStandardDeviation: Double, elevationStandardDeviation: Double, gate: Double) {
+        self.antennaInWorld = antennaInWorld
+        self.worldFromDevice = worldFromDevice
+        self.covariance = SymmetricMatrix2(diagonal: azimuthStandardDeviation * azimuthStandardDeviation,
+                                           elevationStandardDeviation * elevationStandardDeviation)
+        self.gate = gate
+    }
+
+    @inlinable public func predicted(_ objectInWorld: Vector3) -> Vector2 {
+        DeviceAngles.azimuthElevation(worldFromDevice.inverseRotate(objectInWorld - antennaInWorld))
+    }
+
+    @inlinable public func jacobian(_ objectInWorld: Vector3) -> Jacobian2x3 {
+        let v = worldFromDevice.inverseRotate(objectInWorld - antennaInWorld)
+        let rho2 = v.x * v.x + v.z * v.z
+        let n2 = rho2 + v.y * v.y
+        guard rho2 > 1e-18 else { return Jacobian2x3(row0: .zero, row1: .zero) }
+        let rho = rho2.squareRoot()
+        let dAzimuth = Vector3(-v.z / rho2, 0, v.x / rho2)
+        let dElevation = Vector3(-v.y * v.x / (rho * n2), rho / n2, -v.y * v.z / (rho * n2))
+        return Jacobian2x3(row0: worldFromDevice.rotate(dAzimuth), row1: worldFromDevice.rotate(dElevation))
+    }
+
+    @inlinable public func residual(_ measured: Vector2, _ predicted: Vector2) -> Vector2 {
+        Vector2(Angle.wrapped(measured.x - predicted.x), Angle.wrapped(measured.y - predicted.y))
+    }
+}
+
+/// Azimuth only, for radios that give no elevation: `h(p) = atan2(v_x, −v_z)`,
+/// `∂α/∂p = R (−v_z, 0, v_x)ᵀ / ρ²`.
+public struct AzimuthModel: ScalarMeasurementModel, Sendable {
+    public var antennaInWorld: Vector3
+    public var worldFromDevice: Quaternion
+    public var variance: Double
+    public var gate: Double
+
+    public init(antennaInWorld: Vector3, worldFromDevice: Quaternion, standardDeviation: Double, gate: Double) {
+        self.antennaInWorld = antennaInWorld
+        self.worldFromDevice = worldFromDevice
+        self.variance = standardDeviation * standardDeviation
+        self.gate = gate
+    }
+
+    @inlinable public func predicted(_ objectInWorld: Vector3) -> Double {
+        let v = worldFromDevice.inverseRotate(objectInWorld - antennaInWorld)
+        return atan2(v.x, -v.z)
+    }
+
+    @inlinable public func jacobian(_ objectInWorld: Vector3) -> Vector3 {
+        let v = worldFromDevice.inverseRotate(objectInWorld - antennaInWorld)
+        let rho2 = v.x * v.x + v.z * v.z
+        guard rho2 > 1e-18 else { return .zero }
+        return worldFromDevice.rotate(Vector3(-v.z / rho2, 0, v.x / rho2))
+    }
+
+    @inlinable public func residual(_ measured: Double, _ predicted: Double) -> Double {
+        Angle.wrapped(measured - predicted)
+    }
+}

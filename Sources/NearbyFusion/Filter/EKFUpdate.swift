@@ -1,0 +1,88 @@
+import Foundation
+
+/// What one EKF measurement update did.
+public struct UpdateOutcome: Sendable, Equatable {
+    /// The normalised innovation squared `d² = νᵀ S⁻¹ ν` (Mahalanobis distance squared).
+    public var normalizedInnovationSquared: Double
+    /// `log N(ν; 0, S) = −½ (d² + log det(2π S))`.
+    public var logLikelihood: Double
+    /// `false` when `d²` exceeded the model's gate and the state was left unchanged.
+    public var accepted: Bool
+
+    @inlinable public init(normalizedInnovationSquared: Double, logLikelihood: Double, accepted: Bool) {
+        self.normalizedInnovationSquared = normalizedInnovationSquared
+        self.logLikelihood = logLikelihood
+        self.accepted = accepted
+    }
+}
+
+/// The EKF correction step on a 3-D position state `(x, P)`, written as numbered steps:
+///
+/// 1. innovation `ν = z ⊖ h(x)` and its covariance `S = H P Hᵀ + R`;
+/// 2. Mahalanobis gate: reject when `νᵀ S⁻¹ ν` exceeds the chi-square gate;
+/// 3. gain `K = P Hᵀ S⁻¹` and state `x ← x + K ν`;
+/// 4. Joseph form `P ← (I − K H) P (I − K H)ᵀ + K R Kᵀ`, which stays symmetric
+///    positive semi-definite under round-off, unlike `(I − K H) P`.
+///
+/// Everything is fixed-size and on the stack.
+public enum EKFUpdate {
+    /// The scalar update. `gated: false` skips step 2 (used by tests).
+    @inlinable
+    public static func update<M: ScalarMeasurementModel>(
+        mean: inout Vector3, covariance: inout Matrix3, model: M, measured z: Double, gated: Bool = true
+    ) -> UpdateOutcome {
+        // (1) innovation and its variance.
+        let h = model.jacobian(mean)
+        let nu = model.residual(z, model.predicted(mean))
+        let ph = covariance * h
+        let s = h.dot(ph) + model.variance
+        guard s > 0, s.isFinite, nu.isFinite else {
+            return UpdateOutcome(normalizedInnovationSquared: .infinity, logLikelihood: -.infinity, accepted: false)
+        }
+        let d2 = nu * nu / s
+        let logLikelihood = -0.5 * (d2 + log(2 * .pi * s))
+        // (2) gate.
+        if gated && d2 > model.gate {
+            return UpdateOutcome(normalizedInnovationSquared: d2, logLikelihood: logLikelihood, accepted: false)
+        }
+        // (3) gain and state.
+        let k = ph / s
+        mean += k * nu
+        // (4) Joseph form with A = I − k hᵀ.
+        let a = Matrix3.identity - Matrix3.outer(k, h)
+        covariance = (a * covariance * a.transposed + model.variance * Matrix3.outer(k, k)).symmetrized
+        return UpdateOutcome(normalizedInnovationSquared: d2, logLikelihood: logLikelihood, accepted: true)
+    }
+
+    /// The 2-dimensional update.
+    @inlinable
+    public static func update<M: PlanarMeasurementModel>(
+        mean: inout Vector3, covariance: inout Matrix3, model: M, measured z: Vector2, gated: Bool = true
+    ) -> UpdateOutcome {
+        // (1) innovation ν and S = H P Hᵀ + R.
+        let h = model.jacobian(mean)
+        let nu = model.residual(z, model.predicted(mean))
+        let ph0 = covariance * h.row0, ph1 = covariance * h.row1       // columns of P Hᵀ
+        let r = model.covariance
+        let s = SymmetricMatrix2(a: h.row0.dot(ph0) + r.a, b: h.row0.dot(ph1) + r.b, c: h.row1.dot(ph1) + r.c)
+        guard let sInverse = s.inverse, nu.x.isFinite, nu.y.isFinite else {
+            return UpdateOutcome(normalizedInnovationSquared: .infinity, logLikelihood: -.infinity, accepted: false)
+        }
+        let d2 = sInverse.quadraticForm(nu)
+        let logLikelihood = -0.5 * (d2 + log(4 * .pi * .pi * s.determinant))
+        // (2) gate.
+        if gated && d2 > model.gate {
+            return UpdateOutcome(normalizedInnovationSquared: d2, logLikelihood: logLikelihood, accepted: false)
+        }
+        // (3) K = P Hᵀ S⁻¹, with columns k0, k1; x ← x + K ν.
+        let k0 = sInverse.a * ph0 + sInverse.b * ph1
+        let k1 = sInverse.b * ph0 + sInverse.c * ph1
+        mean += k0 * nu.x + k1 * nu.y
+        // (4) Joseph form, A = I − k0 h0ᵀ − k1 h1ᵀ; K R Kᵀ = Σᵢⱼ Rᵢⱼ kᵢ kⱼᵀ.
+        let a = Matrix3.identity - Matrix3.outer(k0, h.row0) - Matrix3.outer(k1, h.row1)
+        let krk = r.a * Matrix3.outer(k0, k0) + r.b * (Matrix3.outer(k0, k1) + Matrix3.outer(k1, k0))
+            + r.c * Matrix3.outer(k1, k1)
+        covariance = (a * covariance * a.transposed + krk).symmetrized
+        return UpdateOutcome(normalizedInnovationSquared: d2, logLikelihood: logLikelihood, accepted: true)
+    }
+}

@@ -1,0 +1,89 @@
+/// Every tunable of the fusion engine, with its unit. Defaults describe a current
+/// phone's UWB radio and ARKit VIO; see README "How convergence is decided".
+public struct FusionOptions: Sendable, Hashable {
+    // MARK: Sensor models
+    /// UWB range noise σ, metres.
+    public var rangeStandardDeviation: Double = 0.06
+    /// UWB azimuth noise σ, radians (device frame).
+    public var azimuthStandardDeviation: Double = Angle.radians(degrees: 3)
+    /// UWB elevation noise σ, radians (device frame).
+    public var elevationStandardDeviation: Double = Angle.radians(degrees: 5)
+    /// Half-angle of the cone around the device's −Z axis inside which the radio
+    /// reports a direction, radians.
+    public var fieldOfViewHalfAngle: Double = Angle.radians(degrees: 55)
+    /// Position of the UWB antenna relative to the VIO camera, device frame, metres.
+    public var antennaOffsetInDevice: Vector3 = .zero
+
+    // MARK: Outlier handling
+    /// Chi-square gate for one range (1 dof); 6.63 is the 99 % quantile.
+    public var rangeGate: Double = 6.63
+    /// Chi-square gate for one direction (2 dof); 9.21 is the 99 % quantile.
+    public var directionGate: Double = 9.21
+    /// Prior probability that a measurement is an outlier (non-line-of-sight range,
+    /// multipath bearing). Used in the robust component likelihood
+    /// `(1 − ε) N(ν; 0, S) + ε / span`, so one outlier cannot wipe out the right hypothesis.
+    public var outlierProbability: Double = 0.2
+    /// Span of the uniform outlier density for ranges, metres.
+    public var rangeOutlierSpan: Double = 10
+    /// Span of the uniform outlier density for each direction angle, radians.
+    public var angleOutlierSpan: Double = .pi
+    /// Consecutive rejected ranges after which the estimate is re-initialised from the
+    /// next range, before the object has converged (a first range that was NLOS leaves
+    /// the whole bank on too large a sphere).
+    public var rejectionsBeforeReset: Int = 5
+    /// The same, once converged (long occlusions should not discard a good estimate).
+    public var rejectionsBeforeResetWhenConverged: Int = 30
+
+    // MARK: Process noise
+    /// Random-walk intensity of a stationary accessory's world position, m²/s: absorbs
+    /// slow VIO drift. `P ← P + q Δt I`.
+    public var accessoryRandomWalk: Double = 1e-4
+    /// Random-walk intensity for a peer (a person carrying a phone may walk), m²/s.
+    public var peerRandomWalk: Double = 0.05
+    /// Extra position variance per metre the device travels, m²/m (VIO drift grows
+    /// with distance travelled). `P ← P + k_d Δs I`.
+    public var driftVariancePerMetre: Double = 2.5e-4
+
+    // MARK: Multi-hypothesis initialisation
+    /// Angular spacing of the hypotheses placed on the first range's sphere, radians.
+    public var initialAngularSpacing: Double = Angle.radians(degrees: 24)
+    /// Upper bound on hypotheses per object (the bank is pre-allocated to this size).
+    public var maximumHypotheses: Int = 96
+    /// Hypotheses whose normalised weight falls below this are dropped.
+    public var pruneWeight: Double = 1e-4
+    /// Two hypotheses merge (moment matching) when `Δμᵀ (P₁ + P₂)⁻¹ Δμ` is below this.
+    public var mergeDistanceSquared: Double = 1.0
+    /// Likelihood of *no* direction for a hypothesis that lies well inside the field of
+    /// view (relative to 1 outside it): the radio usually reports a direction there.
+    /// Only applied in portrait hold on direction-capable devices. 1 disables it.
+    public var missingDirectionLikelihood: Double = 0.25
+    /// Margin inside the field-of-view edge for `missingDirectionLikelihood`, radians.
+    public var fieldOfViewMargin: Double = Angle.radians(degrees: 10)
+
+    // MARK: Convergence (coaching) thresholds
+    /// Largest standard deviation of the horizontal angle to publish it, radians.
+    public var horizontalAngleThreshold: Double = Angle.radians(degrees: 3)
+    /// Largest horizontal standard deviation of the position along any principal axis of
+    /// the position covariance, metres.
+    public var horizontalPositionThreshold: Double = 0.12
+    /// Largest vertical standard deviation along any principal axis, metres.
+    public var verticalPositionThreshold: Double = 0.12
+    /// Probability at which a vertical category (`same`, `above`, `below`) is established.
+    public var verticalProbability: Double = 0.95
+    /// |Δy| up to which the object counts as on the device's level, metres.
+    public var levelTolerance: Double = 2.0
+    /// Once resolved, an axis is unresolved again only when its standard deviation
+    /// exceeds `hysteresis ×` the threshold (stops coaching from flickering).
+    public var hysteresis: Double = 1.5
+    /// Smallest RMS spread of the device's positions while ranging (largest principal
+    /// axis), metres, below which the user is asked to move.
+    public var minimumMovement: Double = 0.05
+    /// Ambient light, lumens, below which VIO is lighting-limited.
+    public var minimumAmbientIntensity: Double = 100
+    /// Seconds without an accepted range after which the signal counts as insufficient.
+    public var signalTimeout: Double = 2.0
+    /// Ranges beyond this, metres, are too far to use.
+    public var maximumRange: Double = 20
+
+    public init() {}
+}

@@ -1,0 +1,32 @@
+/// A scalar measurement `z = h(p) + v`, `v ~ N(0, σ²)`, of the object's world position `p`.
+///
+/// A model states its prediction, its Jacobian `H = ∂h/∂p` (a row, stored as a
+/// `Vector3`) and how residuals are formed (angles wrap), so that one EKF update
+/// (``EKFUpdate``) serves every kind of measurement.
+public protocol ScalarMeasurementModel {
+    /// Measurement noise variance `σ²`, in the measurement's unit squared.
+    var variance: Double { get }
+    /// Chi-square gate on `ν²/S` (1 degree of freedom) beyond which the measurement is
+    /// treated as an outlier.
+    var gate: Double { get }
+    /// `h(p)`.
+    func predicted(_ objectInWorld: Vector3) -> Double
+    /// `∂h/∂p` at `p`.
+    func jacobian(_ objectInWorld: Vector3) -> Vector3
+    /// `z − ẑ`, wrapped where the measurement is an angle.
+    func residual(_ measured: Double, _ predicted: Double) -> Double
+}
+
+/// A 2-dimensional measurement `z = h(p) + v`, `v ~ N(0, R)`.
+public protocol PlanarMeasurementModel {
+    /// Measurement noise covariance `R`.
+    var covariance: SymmetricMatrix2 { get }
+    /// Chi-square gate on `νᵀS⁻¹ν` (2 degrees of freedom).
+    var gate: Double { get }
+    /// `h(p)`.
+    func predicted(_ objectInWorld: Vector3) -> Vector2
+    /// `∂h/∂p` at `p` (2×3).
+    func jacobian(_ objectInWorld: Vector3) -> Jacobian2x3
+    /// `z − ẑ`, angles wrapped into `(−π, π]`.
+    func residual(_ measured: Vector2, _ predicted: Vector2) -> Vector2
+}

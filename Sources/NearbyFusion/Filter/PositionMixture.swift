@@ -1,0 +1,247 @@
+import Foundation
+
+/// One hypothesis of the bank: a Gaussian `N(mean, covariance)` over the object's world
+/// position (metres, m²) with a log weight.
+public struct PositionHypothesis: Sendable, Hashable {
+    public var logWeight: Double
+    public var meanInWorld: Vector3
+    public var covariance: Matrix3
+}
+
+/// The first two moments of a mixture: `μ̄ = Σ wᵢ μᵢ`,
+/// `P̄ = Σ wᵢ (Pᵢ + (μᵢ − μ̄)(μᵢ − μ̄)ᵀ)`.
+public struct MixtureMoments: Sendable, Hashable {
+    public var meanInWorld: Vector3
+    public var covariance: Matrix3
+}
+
+/// A Gaussian sum (a bank of EKFs) over one object's world position.
+///
+/// A first range only says "somewhere on a sphere around the antenna"; one Gaussian
+/// cannot represent that, so the sphere is tiled with hypotheses
+/// (``initialize(rangeMetres:antennaInWorld:forwardInWorld:options:)``), each an EKF.
+/// Every measurement updates every hypothesis (the EKF steps of ``EKFUpdate``) and
+/// re-weights it by its robust likelihood
+/// `wᵢ ← wᵢ [(1 − ε) N(νᵢ; 0, Sᵢ) + ε/span]`; motion then decides. Hypotheses mirrored
+/// about the horizontal plane through the device get the same likelihood from any
+/// motion confined to that plane, so the above/below ambiguity survives until a
+/// vertical sweep (or an elevation measurement) tells them apart.
+///
+/// Storage is a pre-allocated contiguous buffer of `maximumHypotheses`; updates,
+/// pruning and merging never grow it, so the per-update path does not allocate.
+public struct PositionMixture: Sendable {
+    public private(set) var hypotheses: ContiguousArray<PositionHypothesis>
+    /// Bank capacity.
+    public let capacity: Int
+
+    public init(capacity: Int) {
+        self.capacity = max(capacity, 1)
+        hypotheses = []
+        hypotheses.reserveCapacity(self.capacity)
+    }
+
+    public var isEmpty: Bool { hypotheses.isEmpty }
+    public var count: Int { hypotheses.count }
+
+    /// Replaces the bank with one Gaussian (used by tests and when a prior is known).
+    public mutating func reset(meanInWorld: Vector3, covariance: Matrix3) {
+        hypotheses.removeAll(keepingCapacity: true)
+        hypotheses.append(PositionHypothesis(logWeight: 0, meanInWorld: meanInWorld, covariance: covariance))
+    }
+
+    /// Tiles the sphere of radius `r` around `a` with hypotheses.
+    ///
+    /// Elevation bands `εₖ = k Δ` (world frame, symmetric about the horizontal plane
+    /// through `a`, k = −K…K, plus the poles), each with `nₖ = max(1, round(2π cos εₖ / Δ))`
+    /// azimuths starting at the device's horizontal forward direction. Hypothesis `i` has
+    /// mean `a + r uᵢ` and covariance
+    /// `σ_r'² uuᵀ + σ_α² e_α e_αᵀ + σ_ε² e_ε e_εᵀ` with tangential σ equal to half the
+    /// spacing (`σ_α = r cos ε · 2π/(2nₖ)`, `σ_ε = r Δ/2`) and the radial σ inflated by
+    /// the sphere's curvature over one tangential σ, `σ_r'² = σ_r² + (σ_t²/2r)²`.
+    public mutating func initialize(rangeMetres r: Double, antennaInWorld a: Vector3,
+                                    forwardInWorld: Vector3, options: FusionOptions) {
+        hypotheses.removeAll(keepingCapacity: true)
+        let spacing = max(options.initialAngularSpacing, Angle.radians(degrees: 5))
+        var yaw0 = atan2(forwardInWorld.x, -forwardInWorld.z)
+        if !yaw0.isFinite { yaw0 = 0 }
+        let bands = Int((Double.pi / 2 / spacing).rounded(.down))
+        var elevations: [Double] = []
+        for k in -bands...bands { elevations.append(Double(k) * spacing) }
+        if Double(bands) * spacing < .pi / 2 - 0.5 * spacing { elevations.append(.pi / 2); elevations.append(-.pi / 2) }
+        // Count first so that an undersized bank coarsens evenly rather than truncating.
+        var spacingScale = 1.0
+        while true {
+            var total = 0
+            for e in elevations { total += max(1, Int((2 * .pi * cos(e) / (spacing * spacingScale)).rounded())) }
+            if total <= capacity { break }
+            spacingScale *= 1.1
+        }
+        let radius = max(r, 0.05)
+        for e in elevations {
+            let n = max(1, Int((2 * .pi * cos(e) / (spacing * spacingScale)).rounded()))
+            let azimuthStep = 2 * .pi / Double(n)
+            for j in 0..<n {
+                let yaw = yaw0 + Double(j) * azimuthStep
+                // World-frame unit vectors: radial u, east e_α (increasing yaw), up e_ε.
+                let u = Vector3(cos(e) * sin(yaw), sin(e), -cos(e) * cos(yaw))
+                let eAlpha = Vector3(cos(yaw), 0, sin(yaw))
+                let eEpsilon = u.cross(eAlpha).normalized
+                let sigmaAlpha = n == 1 ? radius * spacing * spacingScale / 2 : radius * max(cos(e), 0.2) * azimuthStep / 2
+                let sigmaEpsilon = radius * spacing * spacingScale / 2
+                let sigmaT = max(sigmaAlpha, sigmaEpsilon)
+                let curvature = sigmaT * sigmaT / (2 * radius)
+                let sigmaRadial2 = options.rangeStandardDeviation * options.rangeStandardDeviation + curvature * curvature
+                let p = sigmaRadial2 * Matrix3.outer(u, u) + (sigmaAlpha * sigmaAlpha) * Matrix3.outer(eAlpha, eAlpha)
+                    + (sigmaEpsilon * sigmaEpsilon) * Matrix3.outer(eEpsilon, eEpsilon)
+                hypotheses.append(PositionHypothesis(logWeight: 0, meanInWorld: a + radius * u, covariance: p.symmetrized))
+            }
+        }
+        normalize()
+    }
+
+    /// Prediction: the position is a random walk, `P ← P + q I` for every hypothesis
+    /// (`q` in m², already multiplied by Δt or Δs by the caller).
+    public mutating func predict(addedVariance q: Double) {
+        guard q > 0 else { return }
+        hypotheses.withUnsafeMutableBufferPointer { h in
+            for i in h.indices { h[i].covariance += Matrix3.scaledIdentity(q) }
+        }
+    }
+
+    /// Updates every hypothesis with a scalar measurement (range or azimuth) and
+    /// re-weights it by `(1 − ε) N(ν; 0, S) + ε/span`. Returns `true` if at least one
+    /// hypothesis holding 1 % of the weight or more accepted it (passed its gate).
+    public mutating func update<M: ScalarMeasurementModel>(
+        model: (Vector3) -> M, measured z: Double, outlierProbability: Double, outlierSpan: Double
+    ) -> Bool {
+        var acceptedBySignificant = false
+        let logOutlier = log(outlierProbability / outlierSpan)
+        let logInlier = log(1 - outlierProbability)
+        hypotheses.withUnsafeMutableBufferPointer { h in
+            for i in h.indices {
+                let m = model(h[i].meanInWorld)
+                let outcome = EKFUpdate.update(mean: &h[i].meanInWorld, covariance: &h[i].covariance, model: m, measured: z)
+                h[i].logWeight += Self.logSumExp(logInlier + outcome.logLikelihood, logOutlier)
+                if outcome.accepted && h[i].logWeight > log(0.01) { acceptedBySignificant = true }
+            }
+        }
+        normalize()
+        return acceptedBySignificant
+    }
+
+    /// The same for a 2-dimensional measurement (azimuth and elevation); the outlier
+    /// density is `ε / span²`.
+    public mutating func update<M: PlanarMeasurementModel>(
+        model: (Vector3) -> M, measured z: Vector2, outlierProbability: Double, outlierSpan: Double
+    ) -> Bool {
+        var acceptedBySignificant = false
+        let logOutlier = log(outlierProbability / (outlierSpan * outlierSpan))
+        let logInlier = log(1 - outlierProbability)
+        hypotheses.withUnsafeMutableBufferPointer { h in
+            for i in h.indices {
+                let m = model(h[i].meanInWorld)
+                let outcome = EKFUpdate.update(mean: &h[i].meanInWorld, covariance: &h[i].covariance, model: m, measured: z)
+                h[i].logWeight += Self.logSumExp(logInlier + outcome.logLikelihood, logOutlier)
+                if outcome.accepted && h[i].logWeight > log(0.01) { acceptedBySignificant = true }
+            }
+        }
+        normalize()
+        return acceptedBySignificant
+    }
+
+    /// Multiplies the weight of each hypothesis for which `factor` returns a value
+    /// (`wᵢ ← wᵢ · factor(μᵢ)`), then renormalises; used for "no direction reported".
+    public mutating func reweight(_ factor: (Vector3) -> Double) {
+        hypotheses.withUnsafeMutableBufferPointer { h in
+            for i in h.indices { h[i].logWeight += log(max(factor(h[i].meanInWorld), 1e-300)) }
+        }
+        normalize()
+    }
+
+    /// Inflates every covariance by `q I` (m²): used when measurements keep failing
+    /// their gates, so that a moved object can be re-acquired.
+    public mutating func inflate(by q: Double) { predict(addedVariance: q) }
+
+    /// `log(eᵃ + eᵇ)` without overflow.
+    static func logSumExp(_ a: Double, _ b: Double) -> Double {
+        let m = max(a, b)
+        guard m > -.infinity else { return -.infinity }
+        return m + log(exp(a - m) + exp(b - m))
+    }
+
+    /// Renormalises the log weights so that `Σ exp(logWᵢ) = 1`.
+    mutating func normalize() {
+        var maximum = -Double.infinity
+        for h in hypotheses where h.logWeight > maximum { maximum = h.logWeight }
+        guard maximum.isFinite else {
+            // Every weight underflowed: restart from equal weights rather than NaN.
+            let equal = -log(Double(max(hypotheses.count, 1)))
+            hypotheses.withUnsafeMutableBufferPointer { h in for i in h.indices { h[i].logWeight = equal } }
+            return
+        }
+        var sum = 0.0
+        for h in hypotheses { sum += exp(h.logWeight - maximum) }
+        let logTotal = maximum + log(sum)
+        hypotheses.withUnsafeMutableBufferPointer { h in for i in h.indices { h[i].logWeight -= logTotal } }
+    }
+
+    /// Drops hypotheses lighter than `minimumWeight` (always keeping the heaviest), then
+    /// merges pairs closer than `mergeDistanceSquared` in the metric `(P₁ + P₂)⁻¹` by
+    /// moment matching: `w = w₁ + w₂`, `μ = (w₁μ₁ + w₂μ₂)/w`,
+    /// `P = Σₖ wₖ (Pₖ + (μₖ − μ)(μₖ − μ)ᵀ)/w`. Non-finite hypotheses are dropped too.
+    public mutating func pruneAndMerge(minimumWeight: Double, mergeDistanceSquared: Double) {
+        let logMinimum = log(minimumWeight)
+        var i = 0
+        while i < hypotheses.count && hypotheses.count > 1 {
+            let h = hypotheses[i]
+            if h.logWeight < logMinimum || !h.meanInWorld.isFinite || !h.covariance.isFinite {
+                hypotheses.swapAt(i, hypotheses.count - 1)
+                hypotheses.removeLast()
+            } else {
+                i += 1
+            }
+        }
+        var a = 0
+        while a < hypotheses.count {
+            var b = a + 1
+            while b < hypotheses.count {
+                let ha = hypotheses[a], hb = hypotheses[b]
+                let d = ha.meanInWorld - hb.meanInWorld
+                let sum = ha.covariance + hb.covariance
+                // Cheap rejection before the 3×3 inverse.
+                if d.lengthSquared <= 9 * mergeDistanceSquared * sum.trace,
+                   let inverse = sum.inverse, inverse.quadraticForm(d) < mergeDistanceSquared {
+                    hypotheses[a] = Self.merged(ha, hb)
+                    hypotheses.swapAt(b, hypotheses.count - 1)
+                    hypotheses.removeLast()
+                } else {
+                    b += 1
+                }
+            }
+            a += 1
+        }
+        normalize()
+    }
+
+    static func merged(_ a: PositionHypothesis, _ b: PositionHypothesis) -> PositionHypothesis {
+        let m = max(a.logWeight, b.logWeight)
+        let wa = exp(a.logWeight - m), wb = exp(b.logWeight - m)
+        let w = wa + wb
+        let mean = (wa * a.meanInWorld + wb * b.meanInWorld) / w
+        let da = a.meanInWorld - mean, db = b.meanInWorld - mean
+        let p = (wa / w) * (a.covariance + Matrix3.outer(da, da)) + (wb / w) * (b.covariance + Matrix3.outer(db, db))
+        return PositionHypothesis(logWeight: m + log(w), meanInWorld: mean, covariance: p.symmetrized)
+    }
+
+    /// The mixture's mean and covariance (see ``MixtureMoments``).
+    public var moments: MixtureMoments {
+        var mean = Vector3.zero
+        for h in hypotheses { mean += exp(h.logWeight) * h.meanInWorld }
+        var p = Matrix3.zero
+        for h in hypotheses {
+            let d = h.meanInWorld - mean
+            p += exp(h.logWeight) * (h.covariance + Matrix3.outer(d, d))
+        }
+        return MixtureMoments(meanInWorld: mean, covariance: p.symmetrized)
+    }
+}

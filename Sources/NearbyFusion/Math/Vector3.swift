@@ -1,0 +1,62 @@
+/// A 3-vector of `Double`, used for positions (metres) and directions (unitless).
+///
+/// A plain struct of three stored doubles: no heap storage, no SIMD-module dependency,
+/// so the fixed-size filter maths stays allocation-free and portable. The frame a
+/// value is expressed in is part of the name of every variable that holds one
+/// (`devicePositionInWorld`, `directionInDevice`).
+public struct Vector3: Hashable, Sendable, CustomStringConvertible {
+    public var x: Double
+    public var y: Double
+    public var z: Double
+
+    @inlinable public init(_ x: Double, _ y: Double, _ z: Double) {
+        self.x = x; self.y = y; self.z = z
+    }
+
+    /// Builds a vector from an array of exactly three elements.
+    @inlinable public init?(_ array: [Double]) {
+        guard array.count == 3 else { return nil }
+        self.init(array[0], array[1], array[2])
+    }
+
+    public static let zero = Vector3(0, 0, 0)
+    /// World up (+Y, gravity-aligned), as in ARKit's world frame.
+    public static let worldUp = Vector3(0, 1, 0)
+
+    @inlinable public static func + (a: Vector3, b: Vector3) -> Vector3 { Vector3(a.x + b.x, a.y + b.y, a.z + b.z) }
+    @inlinable public static func - (a: Vector3, b: Vector3) -> Vector3 { Vector3(a.x - b.x, a.y - b.y, a.z - b.z) }
+    @inlinable public static prefix func - (a: Vector3) -> Vector3 { Vector3(-a.x, -a.y, -a.z) }
+    @inlinable public static func * (s: Double, a: Vector3) -> Vector3 { Vector3(s * a.x, s * a.y, s * a.z) }
+    @inlinable public static func * (a: Vector3, s: Double) -> Vector3 { Vector3(s * a.x, s * a.y, s * a.z) }
+    @inlinable public static func / (a: Vector3, s: Double) -> Vector3 { Vector3(a.x / s, a.y / s, a.z / s) }
+    @inlinable public static func += (a: inout Vector3, b: Vector3) { a = a + b }
+    @inlinable public static func -= (a: inout Vector3, b: Vector3) { a = a - b }
+
+    /// Dot product `a·b`.
+    @inlinable public func dot(_ b: Vector3) -> Double { x * b.x + y * b.y + z * b.z }
+
+    /// Cross product `a × b` (right-handed).
+    @inlinable public func cross(_ b: Vector3) -> Vector3 {
+        Vector3(y * b.z - z * b.y, z * b.x - x * b.z, x * b.y - y * b.x)
+    }
+
+    /// Euclidean norm `‖a‖`.
+    @inlinable public var length: Double { (x * x + y * y + z * z).squareRoot() }
+
+    /// Squared Euclidean norm `‖a‖²`.
+    @inlinable public var lengthSquared: Double { x * x + y * y + z * z }
+
+    /// `a / ‖a‖`; the zero vector stays zero (never NaN).
+    @inlinable public var normalized: Vector3 {
+        let n = length
+        return n > 0 ? self / n : .zero
+    }
+
+    /// True when every component is finite.
+    @inlinable public var isFinite: Bool { x.isFinite && y.isFinite && z.isFinite }
+
+    /// The components as an array `[x, y, z]` (for I/O only; allocates).
+    public var array: [Double] { [x, y, z] }
+
+    public var description: String { "(\(x), \(y), \(z))" }
+}

@@ -1,0 +1,30 @@
+/// One Nearby Interaction update for one object, as `NINearbyObject` reports it.
+public struct UWBMeasurement: Sendable, Hashable {
+    /// Time, seconds.
+    public var timestamp: Double
+    /// Measured range from the device's UWB antenna to the object, metres; `nil` when
+    /// the radio gave none.
+    public var distance: Double?
+    /// Measured unit direction from the device to the object **in the device frame**;
+    /// `nil` outside the radio's field of view or on devices without direction finding.
+    public var directionInDevice: Vector3?
+
+    public init(timestamp: Double, distance: Double?, directionInDevice: Vector3?) {
+        self.timestamp = timestamp
+        self.distance = distance
+        self.directionInDevice = directionInDevice
+    }
+}
+
+/// The kind of nearby object (recording format: `accessory` or `peer`).
+public enum ObjectKind: String, Sendable, Hashable, CaseIterable {
+    /// A third-party UWB accessory, usually stationary.
+    case accessory
+    /// Another phone or watch; may move while the session runs.
+    case peer
+}
+
+/// Why an object was removed (as `NINearbyObject.RemovalReason`).
+public enum RemovalReason: String, Sendable, Hashable, CaseIterable {
+    case timeout, peerEnded
+}

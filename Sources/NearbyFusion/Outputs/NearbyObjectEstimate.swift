@@ -1,0 +1,45 @@
+/// Camera assistance convergence for one object or the session.
+public struct AlgorithmConvergence: Sendable, Hashable {
+    public var status: ConvergenceStatus
+    public init(status: ConvergenceStatus) { self.status = status }
+}
+
+/// What the engine publishes for one object at one update (as `NINearbyObject`). Every
+/// output that is not available is `nil`.
+public struct NearbyObjectEstimate: Sendable, Hashable {
+    /// Time, seconds.
+    public var timestamp: Double
+    /// The object's identifier.
+    public var objectID: String
+    /// Distance from the device to the object, metres.
+    public var distance: Double?
+    /// Unit direction from the device to the object in the **device frame**.
+    public var direction: Vector3?
+    /// Radians in `(−π, π]`, positive clockwise seen from above (see ``HorizontalAngle``).
+    public var horizontalAngle: Double?
+    /// `nil` while withheld by a convergence reason.
+    public var verticalDirectionEstimate: VerticalDirectionEstimate?
+    /// The object's pose in the world frame; `nil` until converged.
+    public var worldTransform: WorldTransform?
+    /// `nil` when camera assistance is off.
+    public var convergence: AlgorithmConvergence?
+
+    public init(timestamp: Double, objectID: String, distance: Double? = nil, direction: Vector3? = nil,
+                horizontalAngle: Double? = nil, verticalDirectionEstimate: VerticalDirectionEstimate? = nil,
+                worldTransform: WorldTransform? = nil, convergence: AlgorithmConvergence? = nil) {
+        self.timestamp = timestamp
+        self.objectID = objectID
+        self.distance = distance
+        self.direction = direction
+        self.horizontalAngle = horizontalAngle
+        self.verticalDirectionEstimate = verticalDirectionEstimate
+        self.worldTransform = worldTransform
+        self.convergence = convergence
+    }
+}
+
+/// A change of the session-level convergence (conditions that are not about one object).
+public struct SessionConvergenceUpdate: Sendable, Hashable {
+    public var timestamp: Double
+    public var convergence: AlgorithmConvergence
+}

@@ -1,0 +1,63 @@
+/// The AR/VIO configuration declared in a recording header (as `ARWorldTrackingConfiguration`).
+public struct ARConfigurationDescription: Sendable, Hashable {
+    public var worldAlignment: String = "gravity"
+    public var collaborationEnabled = false
+    public var userFaceTrackingEnabled = false
+    public var initialWorldMap = false
+    public var relocalizationEnabled = false
+    public init() {}
+
+    /// Nearby Interaction accepts only a gravity-aligned world with collaboration, face
+    /// tracking, an initial world map and relocalisation all off.
+    public var isValidForNearbyInteraction: Bool {
+        worldAlignment == "gravity" && !collaborationEnabled && !userFaceTrackingEnabled && !initialWorldMap
+            && !relocalizationEnabled
+    }
+}
+
+/// A recording's first line.
+public struct RecordingHeader: Sendable, Hashable {
+    public var deviceName: String
+    public var capabilities: DeviceCapabilities
+    public var arConfiguration: ARConfigurationDescription?
+    public var objects: [(id: String, kind: ObjectKind)]
+
+    public init(deviceName: String, capabilities: DeviceCapabilities, arConfiguration: ARConfigurationDescription? = nil,
+                objects: [(id: String, kind: ObjectKind)]) {
+        self.deviceName = deviceName
+        self.capabilities = capabilities
+        self.arConfiguration = arConfiguration
+        self.objects = objects
+    }
+
+    public static func == (a: RecordingHeader, b: RecordingHeader) -> Bool {
+        a.deviceName == b.deviceName && a.capabilities == b.capabilities && a.arConfiguration == b.arConfiguration
+            && a.objects.map(\.id) == b.objects.map(\.id) && a.objects.map(\.kind) == b.objects.map(\.kind)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(deviceName)
+        hasher.combine(objects.map(\.id))
+    }
+}
+
+/// One line of a recording (see `shared/specs/recording-format.md`).
+public enum RecordingEvent: Sendable, Hashable {
+    case header(RecordingHeader)
+    case pose(DevicePose)
+    case uwb(objectID: String, UWBMeasurement)
+    case removed(objectID: String, timestamp: Double, reason: RemovalReason)
+    /// Ground truth: the object's world position (static when `timestamp` is `nil`).
+    case truth(objectID: String, timestamp: Double?, positionInWorld: Vector3)
+
+    /// The event's time, if it has one.
+    public var timestamp: Double? {
+        switch self {
+        case .header: return nil
+        case .pose(let p): return p.timestamp
+        case .uwb(_, let m): return m.timestamp
+        case .removed(_, let t, _): return t
+        case .truth(_, let t, _): return t
+        }
+    }
+}

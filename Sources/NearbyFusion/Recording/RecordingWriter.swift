@@ -1,0 +1,85 @@
+/// Serialises recordings and estimate streams as JSON Lines, byte-for-byte
+/// deterministic: keys in the order of the format's examples, numbers in Swift's
+/// shortest round-trip form (so a value read back is the same `Double`).
+public enum JSONLines {
+    /// A JSON number; non-finite values (never produced by the engine) become `null`.
+    public static func number(_ d: Double) -> String {
+        guard d.isFinite else { return "null" }
+        if d == d.rounded(), abs(d) < 1e15 { return String(Int64(d)) }
+        return "\(d)"
+    }
+
+    /// A JSON string literal with the required escapes.
+    public static func string(_ s: String) -> String {
+        var out = "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case let c where c.value < 0x20: out += "\\u" + String(repeating: "0", count: 4 - String(c.value, radix: 16).count) + String(c.value, radix: 16)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    static func numbers(_ values: [Double]) -> String { "[" + values.map(number).joined(separator: ",") + "]" }
+
+    /// One recording line (no trailing newline).
+    public static func line(_ event: RecordingEvent) -> String {
+        switch event {
+        case .header(let h):
+            let c = h.capabilities
+            var device = "{\"name\":\(string(h.deviceName)),\"supportsPreciseDistanceMeasurement\":\(c.supportsPreciseDistanceMeasurement),"
+                + "\"supportsDirectionMeasurement\":\(c.supportsDirectionMeasurement),\"supportsCameraAssistance\":\(c.supportsCameraAssistance)"
+            if !c.supportsElevationMeasurement { device += ",\"supportsElevationMeasurement\":false" }
+            device += "}"
+            var s = "{\"type\":\"header\",\"format\":\"nearby-recording\",\"version\":1,\"device\":\(device)"
+            if let a = h.arConfiguration {
+                s += ",\"arConfiguration\":{\"worldAlignment\":\(string(a.worldAlignment)),\"collaborationEnabled\":\(a.collaborationEnabled),"
+                    + "\"userFaceTrackingEnabled\":\(a.userFaceTrackingEnabled),\"initialWorldMap\":\(a.initialWorldMap),"
+                    + "\"relocalizationEnabled\":\(a.relocalizationEnabled)}"
+            }
+            s += ",\"objects\":[" + h.objects.map { "{\"id\":\(string($0.id)),\"kind\":\"\($0.kind.rawValue)\"}" }.joined(separator: ",") + "]}"
+            return s
+        case .pose(let p):
+            var s = "{\"type\":\"pose\",\"t\":\(number(p.timestamp)),\"position\":\(numbers(p.positionInWorld.array)),"
+                + "\"orientation\":\(numbers(p.worldFromDevice.array)),\"tracking\":\"\(p.tracking.name)\""
+            if case .limited(let reason) = p.tracking { s += ",\"trackingReason\":\"\(reason.rawValue)\"" }
+            if let a = p.ambientIntensity { s += ",\"ambientIntensity\":\(number(a))" }
+            return s + "}"
+        case .uwb(let id, let m):
+            return "{\"type\":\"uwb\",\"t\":\(number(m.timestamp)),\"object\":\(string(id)),\"distance\":\(m.distance.map(number) ?? "null"),"
+                + "\"direction\":\(m.directionInDevice.map { numbers($0.array) } ?? "null")}"
+        case .removed(let id, let t, let reason):
+            return "{\"type\":\"removed\",\"t\":\(number(t)),\"object\":\(string(id)),\"reason\":\"\(reason.rawValue)\"}"
+        case .truth(let id, let t, let p):
+            let time = t.map { "\"t\":\(number($0))," } ?? ""
+            return "{\"type\":\"truth\",\(time)\"object\":\(string(id)),\"position\":\(numbers(p.array))}"
+        }
+    }
+
+    static func convergence(_ c: AlgorithmConvergence) -> String {
+        "{\"status\":\"\(c.status.name)\",\"reasons\":[" + c.status.reasons.names.map { "\"\($0)\"" }.joined(separator: ",") + "]}"
+    }
+
+    /// One estimate line (no trailing newline). With camera assistance off,
+    /// `convergence` is `null` (an addition to the format, documented in the README).
+    public static func line(_ e: NearbyObjectEstimate) -> String {
+        var s = "{\"t\":\(number(e.timestamp)),\"object\":\(string(e.objectID)),\"distance\":\(e.distance.map(number) ?? "null"),"
+        s += "\"direction\":\(e.direction.map { numbers($0.array) } ?? "null"),"
+        s += "\"horizontalAngle\":\(e.horizontalAngle.map(number) ?? "null"),"
+        s += "\"verticalDirectionEstimate\":\(e.verticalDirectionEstimate.map { "\"\($0.rawValue)\"" } ?? "null"),"
+        s += "\"worldTransform\":\(e.worldTransform.map { numbers($0.columnMajor) } ?? "null"),"
+        s += "\"convergence\":\(e.convergence.map(convergence) ?? "null")}"
+        return s
+    }
+
+    /// One session-level convergence line (no `object`).
+    public static func line(_ u: SessionConvergenceUpdate) -> String {
+        "{\"t\":\(number(u.timestamp)),\"convergence\":\(convergence(u.convergence))}"
+    }
+}

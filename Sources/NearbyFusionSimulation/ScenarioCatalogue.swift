@@ -1,0 +1,98 @@
+import NearbyFusion
+
+/// Named scenarios: the situations the fusion core's issue lists, used by the tests and
+/// to make `Datasets/`. Each takes a seed; the motion is the coached one
+/// (sideways sweeps of ±30 cm, then up-down sweeps of ±25 cm) unless the name says otherwise.
+public enum ScenarioCatalogue {
+    /// Still 1 s, sideways sweeps 4 s, up-down sweeps 3 s, still 1 s.
+    public static let coachedMotion: [MotionSegment] = [
+        .still(duration: 1), .sweepSideways(duration: 4.8), .sweepUpDown(duration: 3.2), .still(duration: 1),
+    ]
+
+    /// A phone held still for 6 s, object 4 m ahead: should keep asking to move.
+    public static func stillPhone(seed: UInt64) -> SimulationScenario {
+        SimulationScenario(name: "still-phone", trajectory: DeviceTrajectory(segments: [.still(duration: 6)]),
+                           objects: [SimulatedObject(id: "tag", positionInWorld: Vector3(0.5, 1.2, -4))], seed: seed)
+    }
+
+    /// Sideways sweeps only, object 4 m ahead and a little to the right, at device height.
+    public static func sidewaysSweep(seed: UInt64) -> SimulationScenario {
+        SimulationScenario(name: "sideways-sweep",
+                           trajectory: DeviceTrajectory(segments: [.still(duration: 1), .sweepSideways(duration: 6.4)]),
+                           objects: [SimulatedObject(id: "tag", positionInWorld: Vector3(1.0, 1.3, -3.9))], seed: seed)
+    }
+
+    /// The coached motion, object at `position` (default 5 m ahead-left, 0.4 m lower).
+    public static func coached(seed: UInt64, position: Vector3 = Vector3(-1.5, 1.0, -4.8),
+                               capabilities: DeviceCapabilities = .phone) -> SimulationScenario {
+        var s = SimulationScenario(name: "coached-sweep", trajectory: DeviceTrajectory(segments: coachedMotion),
+                                   objects: [SimulatedObject(id: "tag", positionInWorld: position)], seed: seed)
+        s.radio.capabilities = capabilities
+        return s
+    }
+
+    /// An object one floor up (3 m above the device, 4 m away horizontally) with a radio
+    /// that gives azimuth but no elevation: horizontal sweeps leave it `aboveOrBelow`;
+    /// the up-down sweeps that follow make it `above`.
+    public static func floorAbove(seed: UInt64) -> SimulationScenario {
+        var s = SimulationScenario(
+            name: "floor-above",
+            trajectory: DeviceTrajectory(segments: [.still(duration: 1), .sweepSideways(duration: 6.4), .sweepUpDown(duration: 4.8), .still(duration: 1)]),
+            objects: [SimulatedObject(id: "tag", positionInWorld: Vector3(0.8, 4.4, -3.9))], seed: seed)
+        s.radio.capabilities = .phoneWithoutElevation
+        return s
+    }
+
+    /// An object 4 m behind the user (no UWB direction ever), coached motion repeated.
+    public static func behindUser(seed: UInt64) -> SimulationScenario {
+        SimulationScenario(
+            name: "behind-user",
+            trajectory: DeviceTrajectory(segments: [.still(duration: 1), .sweepSideways(duration: 6.4), .sweepUpDown(duration: 4.8),
+                                                    .sweepSideways(duration: 3.2), .still(duration: 1)]),
+            objects: [SimulatedObject(id: "tag", positionInWorld: Vector3(-0.7, 1.1, 3.9))], seed: seed)
+    }
+
+    /// A watch-like distance-only device: sweeps, a figure-eight and a step forward.
+    public static func distanceOnly(seed: UInt64) -> SimulationScenario {
+        var s = SimulationScenario(
+            name: "distance-only",
+            trajectory: DeviceTrajectory(segments: [.still(duration: 1), .sweepSideways(duration: 6.4), .sweepUpDown(duration: 4.8),
+                                                    .figureEight(duration: 6), .walk(duration: 2, distance: 0.6),
+                                                    .sweepSideways(duration: 4.8), .still(duration: 1)]),
+            objects: [SimulatedObject(id: "tag", positionInWorld: Vector3(1.2, 1.0, -4.2))], seed: seed)
+        s.radio.capabilities = .distanceOnly
+        s.deviceName = "watch"
+        return s
+    }
+
+    /// The coached motion in a dark room (ARKit ambient 20 lm, tracking limited).
+    public static func darkRoom(seed: UInt64) -> SimulationScenario {
+        var s = coached(seed: seed)
+        s.name = "dark-room"
+        s.vio.ambientIntensity = 20
+        return s
+    }
+
+    /// The coached motion with 20 % of ranges non-line-of-sight (+0.5–2 m).
+    public static func nlos(seed: UInt64) -> SimulationScenario {
+        var s = coached(seed: seed, position: Vector3(1.2, 1.6, -5.5))
+        s.name = "nlos-20-percent"
+        s.radio.nlosProbability = 0.2
+        return s
+    }
+
+    /// The coached motion on a device without camera assistance.
+    public static func cameraAssistanceOff(seed: UInt64) -> SimulationScenario {
+        var s = coached(seed: seed)
+        s.name = "camera-assistance-off"
+        s.radio.capabilities.supportsCameraAssistance = false
+        return s
+    }
+
+    /// Every named scenario.
+    public static let all: [(name: String, make: @Sendable (UInt64) -> SimulationScenario)] = [
+        ("still-phone", stillPhone), ("sideways-sweep", sidewaysSweep), ("coached-sweep", { coached(seed: $0) }),
+        ("floor-above", floorAbove), ("behind-user", behindUser), ("distance-only", distanceOnly),
+        ("dark-room", darkRoom), ("nlos-20-percent", nlos), ("camera-assistance-off", cameraAssistanceOff),
+    ]
+}

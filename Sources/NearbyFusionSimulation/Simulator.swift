@@ -1,0 +1,228 @@
+import Foundation
+import NearbyFusion
+
+/// A simulated nearby object (truth).
+public struct SimulatedObject: Sendable, Hashable {
+    public var id: String
+    public var kind: ObjectKind
+    /// Position at `t = 0`, world frame, metres.
+    public var positionInWorld: Vector3
+    /// Constant velocity (a slowly walking peer), m/s.
+    public var velocityInWorld: Vector3
+    /// The object stops answering (a `removed` timeout event) at this time, seconds.
+    public var removedAt: Double?
+
+    public init(id: String, kind: ObjectKind = .accessory, positionInWorld: Vector3, velocityInWorld: Vector3 = .zero,
+                removedAt: Double? = nil) {
+        self.id = id
+        self.kind = kind
+        self.positionInWorld = positionInWorld
+        self.velocityInWorld = velocityInWorld
+        self.removedAt = removedAt
+    }
+
+    public func position(at t: Double) -> Vector3 { positionInWorld + t * velocityInWorld }
+}
+
+/// The UWB radio's sensing model.
+public struct RadioModel: Sendable, Hashable {
+    public var capabilities: DeviceCapabilities = .phone
+    /// Updates per second per object.
+    public var rateHz: Double = 10
+    /// Range noise σ, metres.
+    public var rangeStandardDeviation: Double = 0.06
+    /// Azimuth and elevation noise σ, radians.
+    public var azimuthStandardDeviation: Double = Angle.radians(degrees: 3)
+    public var elevationStandardDeviation: Double = Angle.radians(degrees: 5)
+    /// Direction only inside this half-angle around device −Z, radians.
+    public var fieldOfViewHalfAngle: Double = Angle.radians(degrees: 55)
+    /// Probability that one range is non-line-of-sight, and its positive bias range, metres.
+    public var nlosProbability: Double = 0
+    public var nlosBiasRange: ClosedRange<Double> = 0.5...2.0
+    /// Probability that a whole update is lost.
+    public var dropoutProbability: Double = 0.02
+    /// Probability that the direction is missing inside the field of view.
+    public var directionDropoutProbability: Double = 0.05
+    /// UWB antenna relative to the camera, device frame, metres.
+    public var antennaOffsetInDevice: Vector3 = .zero
+    public init() {}
+}
+
+/// The VIO's sensing model and the scene.
+public struct VIOModel: Sendable, Hashable {
+    public var rateHz: Double = 60
+    /// White position noise σ, metres, and orientation noise σ, radians.
+    public var positionNoise: Double = 0.002
+    public var orientationNoise: Double = Angle.radians(degrees: 0.2)
+    /// Drift as a fraction of the distance travelled (a fixed random direction).
+    public var driftFraction: Double = 0.01
+    /// ARKit's ambient intensity of the scene, lumens (below ~50 tracking is limited by
+    /// insufficient features).
+    public var ambientIntensity: Double = 1000
+    /// Seconds of `limited(initializing)` at the start.
+    public var initializingDuration: Double = 0.3
+    /// Speed above which tracking is `limited(excessiveMotion)`, m/s.
+    public var excessiveSpeed: Double = 2.5
+    public init() {}
+}
+
+/// A complete, seeded simulation: truth (device trajectory, objects) and sensing
+/// (VIO, radio).
+public struct SimulationScenario: Sendable {
+    public var name: String
+    public var trajectory: DeviceTrajectory
+    public var objects: [SimulatedObject]
+    public var radio = RadioModel()
+    public var vio = VIOModel()
+    public var deviceName = "phone"
+    public var seed: UInt64
+
+    public init(name: String, trajectory: DeviceTrajectory, objects: [SimulatedObject], seed: UInt64) {
+        self.name = name
+        self.trajectory = trajectory
+        self.objects = objects
+        self.seed = seed
+    }
+}
+
+/// Produces a recording from a scenario. Deterministic: one seed, one byte stream.
+public enum Simulator {
+    /// The recording's events in time order: header, static truth, then poses, UWB
+    /// updates, truth of moving objects and removals.
+    public static func events(for s: SimulationScenario) -> [RecordingEvent] {
+        var tremor = NoiseStream(seed: s.seed, source: "tremor")
+        var vioNoise = NoiseStream(seed: s.seed, source: "vio.noise")
+        var driftNoise = NoiseStream(seed: s.seed, source: "vio.drift")
+        var rangeNoise = NoiseStream(seed: s.seed, source: "uwb.range")
+        var angleNoise = NoiseStream(seed: s.seed, source: "uwb.angle")
+        var nlosNoise = NoiseStream(seed: s.seed, source: "uwb.nlos")
+        var dropNoise = NoiseStream(seed: s.seed, source: "uwb.dropout")
+
+        // Hand tremor: three sinusoids (4–10 Hz, ~1.5 mm each) with seeded phases per axis.
+        var tremorTerms: [(axis: Vector3, amplitude: Double, frequency: Double, phase: Double)] = []
+        for axis in [Vector3(1, 0, 0), Vector3(0, 1, 0), Vector3(0, 0, 1)] {
+            for _ in 0..<3 {
+                tremorTerms.append((axis, 0.0015, tremor.uniform(4, 10), tremor.uniform(0, 2 * .pi)))
+            }
+        }
+        func truePose(_ t: Double) -> (Vector3, Quaternion, DeviceHold) {
+            let st = s.trajectory.state(at: t)
+            var p = st.positionInWorld
+            for term in tremorTerms { p += term.amplitude * sin(2 * .pi * term.frequency * t + term.phase) * term.axis }
+            return (p, DeviceTrajectory.orientation(heading: st.heading, hold: st.hold), st.hold)
+        }
+        let driftDirection = Vector3(driftNoise.gaussian(), 0.3 * driftNoise.gaussian(), driftNoise.gaussian()).normalized
+
+        var events: [RecordingEvent] = []
+        events.append(.header(RecordingHeader(deviceName: s.deviceName, capabilities: s.radio.capabilities,
+                                              arConfiguration: ARConfigurationDescription(),
+                                              objects: s.objects.map { ($0.id, $0.kind) })))
+        for o in s.objects where o.velocityInWorld == .zero {
+            events.append(.truth(objectID: o.id, timestamp: nil, positionInWorld: o.positionInWorld))
+        }
+
+        let duration = s.trajectory.duration
+        let poseCount = Int((duration * s.vio.rateHz).rounded(.down))
+        let uwbCount = Int((duration * s.radio.rateHz).rounded(.down))
+        var poseIndex = 0, uwbIndex = 0
+        var pathLength = 0.0
+        var lastTruePosition: Vector3?
+        var lastSensedPose: (Vector3, Quaternion)?
+        var removed = Set<String>()
+        let uwbOffset = 0.5 / s.vio.rateHz   // UWB ticks fall between VIO frames
+        while poseIndex <= poseCount || uwbIndex <= uwbCount {
+            let tPose = Double(poseIndex) / s.vio.rateHz
+            let tUWB = Double(uwbIndex) / s.radio.rateHz + uwbOffset
+            if poseIndex <= poseCount && (tPose <= tUWB || uwbIndex > uwbCount) {
+                let (p, q, _) = truePose(tPose)
+                var speed = 0.0
+                if let last = lastTruePosition {
+                    let step = (p - last).length
+                    pathLength += step
+                    speed = step * s.vio.rateHz
+                }
+                lastTruePosition = p
+                let sensedPosition = p + (s.vio.driftFraction * pathLength) * driftDirection
+                    + Vector3(vioNoise.gaussian(standardDeviation: s.vio.positionNoise),
+                              vioNoise.gaussian(standardDeviation: s.vio.positionNoise),
+                              vioNoise.gaussian(standardDeviation: s.vio.positionNoise))
+                let n = s.vio.orientationNoise
+                let wobble = Quaternion(angle: (Vector3(vioNoise.gaussian(), vioNoise.gaussian(), vioNoise.gaussian()) * n).length,
+                                        axis: Vector3(vioNoise.gaussian(), vioNoise.gaussian(), vioNoise.gaussian()))
+                let sensedOrientation = (q * wobble).normalized
+                let tracking: TrackingState
+                if tPose < s.vio.initializingDuration { tracking = .limited(.initializing) }
+                else if s.vio.ambientIntensity < 50 { tracking = .limited(.insufficientFeatures) }
+                else if speed > s.vio.excessiveSpeed { tracking = .limited(.excessiveMotion) }
+                else { tracking = .normal }
+                events.append(.pose(DevicePose(timestamp: round6(tPose), positionInWorld: round6(sensedPosition),
+                                               worldFromDevice: round9(sensedOrientation), tracking: tracking,
+                                               ambientIntensity: s.vio.ambientIntensity)))
+                lastSensedPose = (sensedPosition, sensedOrientation)
+                poseIndex += 1
+            } else {
+                let t = tUWB
+                let (p, q, hold) = truePose(t)
+                _ = lastSensedPose
+                for o in s.objects {
+                    if removed.contains(o.id) { continue }
+                    if let r = o.removedAt, t >= r {
+                        removed.insert(o.id)
+                        events.append(.removed(objectID: o.id, timestamp: round6(t), reason: .timeout))
+                        continue
+                    }
+                    let objectPosition = o.position(at: t)
+                    if o.velocityInWorld != .zero {
+                        events.append(.truth(objectID: o.id, timestamp: round6(t), positionInWorld: round6(objectPosition)))
+                    }
+                    if dropNoise.bernoulli(s.radio.dropoutProbability) { continue }
+                    let antenna = p + q.rotate(s.radio.antennaOffsetInDevice)
+                    let toObject = objectPosition - antenna
+                    var distance: Double? = nil
+                    if s.radio.capabilities.supportsPreciseDistanceMeasurement {
+                        var r = toObject.length + rangeNoise.gaussian(standardDeviation: s.radio.rangeStandardDeviation)
+                        if nlosNoise.bernoulli(s.radio.nlosProbability) {
+                            r += nlosNoise.uniform(s.radio.nlosBiasRange.lowerBound, s.radio.nlosBiasRange.upperBound)
+                        }
+                        distance = max(r, 0.01)
+                    }
+                    var direction: Vector3? = nil
+                    let inDevice = q.inverseRotate(toObject)
+                    let azNoise = angleNoise.gaussian(standardDeviation: s.radio.azimuthStandardDeviation)
+                    let elNoise = angleNoise.gaussian(standardDeviation: s.radio.elevationStandardDeviation)
+                    let dirDrop = angleNoise.bernoulli(s.radio.directionDropoutProbability)
+                    if s.radio.capabilities.supportsDirectionMeasurement, hold == .portrait, !dirDrop,
+                       DeviceAngles.offAxisAngle(inDevice) <= s.radio.fieldOfViewHalfAngle {
+                        let angles = DeviceAngles.azimuthElevation(inDevice)
+                        let elevation = s.radio.capabilities.supportsElevationMeasurement ? angles.y + elNoise : 0
+                        var d = DeviceAngles.direction(azimuth: angles.x + azNoise, elevation: elevation)
+                        if !s.radio.capabilities.supportsElevationMeasurement { d.y = 0 }
+                        direction = round9(d).normalized
+                    }
+                    events.append(.uwb(objectID: o.id, UWBMeasurement(timestamp: round6(t), distance: distance.map(round4),
+                                                                     directionInDevice: direction)))
+                }
+                uwbIndex += 1
+            }
+        }
+        return events
+    }
+
+    /// The recording as JSON Lines text (each line ends with a newline).
+    public static func recordingText(for s: SimulationScenario) -> String {
+        var out = ""
+        for e in events(for: s) { out += JSONLines.line(e); out += "\n" }
+        return out
+    }
+
+    static func round4(_ x: Double) -> Double { (x * 1e4).rounded() / 1e4 }
+    static func round6(_ x: Double) -> Double { (x * 1e6).rounded() / 1e6 }
+    static func round6(_ v: Vector3) -> Vector3 { Vector3(round6(v.x), round6(v.y), round6(v.z)) }
+    static func round9(_ v: Vector3) -> Vector3 {
+        Vector3((v.x * 1e9).rounded() / 1e9, (v.y * 1e9).rounded() / 1e9, (v.z * 1e9).rounded() / 1e9)
+    }
+    static func round9(_ q: Quaternion) -> Quaternion {
+        Quaternion(x: (q.x * 1e9).rounded() / 1e9, y: (q.y * 1e9).rounded() / 1e9,
+                   z: (q.z * 1e9).rounded() / 1e9, w: (q.w * 1e9).rounded() / 1e9)
+    }
+}

@@ -1,0 +1,85 @@
+import ArgumentParser
+import Foundation
+import NearbyFusion
+
+struct Replay: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the fusion engine over a recording and write the estimate stream.",
+        discussion: "Prints a human summary on standard output (on standard error when --output is -).")
+
+    @Argument(help: "A recording in the nearby-recording JSON Lines format (- for standard input).")
+    var recording: String
+
+    @Option(name: .shortAndLong, help: "Where to write the estimates as JSON Lines (- for standard output).")
+    var output: String?
+
+    @Flag(inversion: .prefixedNo, help: "Override the header's camera assistance capability.")
+    var cameraAssistance: Bool?
+
+    func run() throws {
+        var sink: LineSink?
+        if let output { sink = try LineSink(path: output) }
+        let summary: ReplaySummary
+        do {
+            summary = try RecordingReplay.run(path: recording, cameraAssistance: cameraAssistance) { line in
+                try sink?.write(line.jsonLine)
+            }
+            try sink?.close()
+        } catch let e as RecordingError {
+            throw CommandFailure(message: e.description)
+        } catch let e as ReplayError {
+            throw CommandFailure(message: e.description)
+        }
+        let text = ReplayReport.text(summary)
+        if output == "-" { FileHandle.standardError.write(Data(text.utf8)) } else { print(text, terminator: "") }
+    }
+}
+
+/// A one-line failure: printed as `error: …`, exit code 1.
+struct CommandFailure: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
+
+extension CommandFailure: LocalizedError {
+    var errorDescription: String? { message }
+}
+
+/// Buffered line output to a file or standard output.
+final class LineSink {
+    private let handle: FileHandle
+    private var buffer: [UInt8] = []
+    private let path: String
+
+    init(path: String) throws {
+        self.path = path
+        if path == "-" {
+            handle = FileHandle.standardOutput
+        } else {
+            guard FileManager.default.createFile(atPath: path, contents: nil), let h = FileHandle(forWritingAtPath: path) else {
+                throw CommandFailure(message: "\(path): cannot create output file")
+            }
+            handle = h
+        }
+        buffer.reserveCapacity(1 << 16)
+    }
+
+    func write(_ line: String) throws {
+        buffer.append(contentsOf: line.utf8)
+        buffer.append(0x0A)
+        if buffer.count >= 1 << 16 { try flush() }
+    }
+
+    func flush() throws {
+        guard !buffer.isEmpty else { return }
+        do { try handle.write(contentsOf: buffer) } catch {
+            throw CommandFailure(message: "\(path): cannot write (\(error.localizedDescription))")
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    func close() throws {
+        try flush()
+        if path != "-" { try? handle.close() }
+    }
+}
