@@ -41,6 +41,8 @@ let package = Package(
             ]
         ),
 
+        .executableTarget(name: "devprobe", dependencies: ["NearbyFusion", "NearbyFusionSimulation"]),
+
         // MARK: - Tests
         .testTarget(
             name: "NearbyFusionTests",

@@ -42,7 +42,8 @@ public struct FusionEngine: Sendable {
             objects[i].removed = false
             return ObjectHandle(index: i)
         }
-        objects.append(ObjectTracker(objectID: objectID, kind: kind, capacity: options.maximumHypotheses))
+        objects.append(ObjectTracker(objectID: objectID, kind: kind, capacity: options.maximumHypotheses,
+                                     windowCapacity: options.batchWindowCapacity))
         indexByID[objectID] = objects.count - 1
         return ObjectHandle(index: objects.count - 1)
     }
@@ -190,77 +191,115 @@ public struct FusionEngine: Sendable {
         return ingest(measurement, for: h)
     }
 
-    /// The EKF steps for one update: predict, range, direction (or the absence of one),
-    /// then prune and merge the bank.
+    /// One update of an object's estimate.
+    ///
+    /// Two regimes:
+    /// - **acquisition** (an accessory whose estimate has not settled on one resolved
+    ///   hypothesis): the update is stored in the window and every hypothesis is
+    ///   re-solved from its prior and the whole window (``BatchRefinement``), warm-started
+    ///   from its last solution, so no hypothesis is judged by measurements linearised
+    ///   far from it;
+    /// - **tracking** (settled, or a peer that may move): the EKF steps of
+    ///   ``PositionMixture`` — predict, range, direction (or its absence) — fixed-size
+    ///   and allocation-free.
     private func fuse(_ tracker: inout ObjectTracker, range: Double?, direction: Vector3?, at t: Double,
                       pose: DevicePose, antennaInWorld a: Vector3) {
         let o = options
-        if tracker.mixture.isEmpty {
-            guard let r = range, r <= o.maximumRange else { return }
-            tracker.mixture.initialize(rangeMetres: r, antennaInWorld: a, forwardInWorld: pose.forwardInWorld, options: o)
-            tracker.movement.add(a)
-            tracker.lastAcceptedRangeTime = t
-            tracker.lastPredictionTime = t
-            tracker.pathLengthAtLastPrediction = pathLength
-            tracker.consecutiveRejections = 0
-        } else {
-            // Predict: random walk P ← P + (q Δt + k_d Δs) I.
-            let dt = max(t - (tracker.lastPredictionTime ?? t), 0)
-            let ds = max(pathLength - tracker.pathLengthAtLastPrediction, 0)
-            let q = (tracker.kind == .peer ? o.peerRandomWalk : o.accessoryRandomWalk) * dt + o.driftVariancePerMetre * ds
-            tracker.mixture.predict(addedVariance: q)
-            tracker.lastPredictionTime = t
-            tracker.pathLengthAtLastPrediction = pathLength
+        var entry = WindowEntry(antennaInWorld: a, worldFromDevice: pose.worldFromDevice, rangeMetres: 0, angles: Vector2(0, 0),
+                                hasRange: false, angleKind: 0, directionMissing: false, multiplicity: 1)
+        if let r = range, r <= o.maximumRange { entry.hasRange = true; entry.rangeMetres = r }
+        if let d = direction {
+            if !capabilities.supportsElevationMeasurement || d.y == 0 {
+                entry.angleKind = 1
+                entry.angles = Vector2(atan2(d.x, -d.z), 0)
+            } else {
+                entry.angleKind = 2
+                entry.angles = DeviceAngles.azimuthElevation(d)
+            }
+        } else if entry.hasRange, capabilities.supportsDirectionMeasurement, o.missingDirectionLikelihood < 1,
+                  abs(pose.worldFromDevice.rotate(Vector3(1, 0, 0)).y) < 0.7 {
+            // Portrait hold, direction-capable radio, a range but no direction: the object
+            // is probably outside the field of view.
+            entry.directionMissing = true
+        }
 
-            if let r = range, r <= o.maximumRange {
-                let sigma = o.rangeStandardDeviation, gate = o.rangeGate
-                let accepted = tracker.mixture.update(
-                    model: { _ in RangeModel(antennaInWorld: a, standardDeviation: sigma, gate: gate) },
-                    measured: r, outlierProbability: o.outlierProbability, outlierSpan: o.rangeOutlierSpan)
-                if accepted {
-                    tracker.consecutiveRejections = 0
-                    tracker.lastAcceptedRangeTime = t
-                    tracker.movement.add(a)
-                } else {
-                    tracker.consecutiveRejections += 1
-                    let limit = tracker.hasConverged ? o.rejectionsBeforeResetWhenConverged : o.rejectionsBeforeReset
-                    if tracker.consecutiveRejections >= limit {
-                        // The estimate no longer explains the ranges (a first NLOS range, or
-                        // the object moved): start again from this range.
-                        tracker.resetEstimate()
-                        tracker.hasConverged = false
-                        tracker.mixture.initialize(rangeMetres: r, antennaInWorld: a, forwardInWorld: pose.forwardInWorld, options: o)
-                        tracker.movement.add(a)
-                        tracker.lastAcceptedRangeTime = t
-                    }
+        if tracker.mixture.isEmpty {
+            guard entry.hasRange else { return }
+            initialise(&tracker, rangeMetres: entry.rangeMetres, at: t, pose: pose, antennaInWorld: a)
+            return
+        }
+        // Predict: random walk P ← P + (q Δt + k_d Δs) I.
+        let dt = max(t - (tracker.lastPredictionTime ?? t), 0)
+        let ds = max(pathLength - tracker.pathLengthAtLastPrediction, 0)
+        let q = (tracker.kind == .peer ? o.peerRandomWalk : o.accessoryRandomWalk) * dt + o.driftVariancePerMetre * ds
+        tracker.mixture.predict(addedVariance: q)
+        tracker.lastPredictionTime = t
+        tracker.pathLengthAtLastPrediction = pathLength
+
+        let settled = tracker.mixture.count == 1 && tracker.previousResolution.horizontal && tracker.previousResolution.vertical
+        let acquiring = tracker.kind == .accessory && !settled
+        if entry.hasRange || entry.angleKind > 0 { tracker.window.append(entry) }
+
+        var rangeAccepted = false
+        if acquiring {
+            tracker.updatesSinceRefinement += 1
+            if tracker.updatesSinceRefinement >= o.batchRefinementInterval {
+                BatchRefinement.refine(&tracker.mixture, window: tracker.window, options: o)
+                tracker.updatesSinceRefinement = 0
+            }
+            if entry.hasRange {
+                // Accepted if some hypothesis with ≥ 1 % of the weight explains it.
+                for h in tracker.mixture.hypotheses where h.logWeight > log(0.01) {
+                    let d = h.meanInWorld - a
+                    let residual = entry.rangeMetres - d.length
+                    let u = d.normalized
+                    let s = h.covariance.quadraticForm(u) + o.rangeStandardDeviation * o.rangeStandardDeviation
+                    if residual * residual / s <= o.rangeGate { rangeAccepted = true; break }
                 }
             }
-        }
-        if let d = direction {
+        } else {
+            if entry.hasRange {
+                let sigma = o.rangeStandardDeviation, gate = o.rangeGate
+                rangeAccepted = tracker.mixture.update(
+                    model: { _ in RangeModel(antennaInWorld: a, standardDeviation: sigma, gate: gate) },
+                    measured: entry.rangeMetres, outlierProbability: o.outlierProbability, outlierSpan: o.rangeOutlierSpan)
+            }
             let q = pose.worldFromDevice
-            if !capabilities.supportsElevationMeasurement || d.y == 0 {
-                let az = atan2(d.x, -d.z)
+            if entry.angleKind == 1 {
                 let sigma = o.azimuthStandardDeviation, gate = o.rangeGate
                 _ = tracker.mixture.update(
                     model: { _ in AzimuthModel(antennaInWorld: a, worldFromDevice: q, standardDeviation: sigma, gate: gate) },
-                    measured: az, outlierProbability: o.outlierProbability, outlierSpan: o.angleOutlierSpan)
-            } else {
-                let z = DeviceAngles.azimuthElevation(d)
+                    measured: entry.angles.x, outlierProbability: o.outlierProbability, outlierSpan: o.angleOutlierSpan)
+            } else if entry.angleKind == 2 {
                 let sa = o.azimuthStandardDeviation, se = o.elevationStandardDeviation, gate = o.directionGate
                 _ = tracker.mixture.update(
                     model: { _ in DirectionModel(antennaInWorld: a, worldFromDevice: q, azimuthStandardDeviation: sa,
                                                  elevationStandardDeviation: se, gate: gate) },
-                    measured: z, outlierProbability: o.outlierProbability, outlierSpan: o.angleOutlierSpan)
+                    measured: entry.angles, outlierProbability: o.outlierProbability, outlierSpan: o.angleOutlierSpan)
+            } else if entry.directionMissing {
+                let limit = o.fieldOfViewHalfAngle - o.fieldOfViewMargin
+                let factor = o.missingDirectionLikelihood
+                tracker.mixture.reweight { mean in
+                    DeviceAngles.offAxisAngle(q.inverseRotate(mean - a)) < limit ? factor : 1
+                }
             }
-        } else if range != nil, capabilities.supportsDirectionMeasurement, o.missingDirectionLikelihood < 1,
-                  abs(pose.worldFromDevice.rotate(Vector3(1, 0, 0)).y) < 0.7 {
-            // Portrait hold, direction-capable radio, a range but no direction: the object
-            // is probably outside the field of view. Hypotheses well inside it are less likely.
-            let q = pose.worldFromDevice
-            let limit = o.fieldOfViewHalfAngle - o.fieldOfViewMargin
-            let factor = o.missingDirectionLikelihood
-            tracker.mixture.reweight { mean in
-                DeviceAngles.offAxisAngle(q.inverseRotate(mean - a)) < limit ? factor : 1
+        }
+        if entry.hasRange {
+            if rangeAccepted {
+                tracker.consecutiveRejections = 0
+                tracker.lastAcceptedRangeTime = t
+                tracker.movement.add(a)
+            } else {
+                tracker.consecutiveRejections += 1
+                let limit = tracker.hasConverged ? o.rejectionsBeforeResetWhenConverged : o.rejectionsBeforeReset
+                if tracker.consecutiveRejections >= limit {
+                    // The estimate no longer explains the ranges (a first NLOS range, or the
+                    // object moved): start again from this range.
+                    tracker.resetEstimate()
+                    tracker.hasConverged = false
+                    initialise(&tracker, rangeMetres: entry.rangeMetres, at: t, pose: pose, antennaInWorld: a)
+                    return
+                }
             }
         }
         tracker.mixture.pruneAndMerge(minimumWeight: o.pruneWeight, mergeDistanceSquared: o.mergeDistanceSquared)
@@ -269,5 +308,18 @@ public struct FusionEngine: Sendable {
             // Never publish NaN: drop the estimate and start again from the next range.
             tracker.resetEstimate()
         }
+    }
+
+    /// Tiles the first range's sphere with hypotheses and starts a new window.
+    private func initialise(_ tracker: inout ObjectTracker, rangeMetres r: Double, at t: Double, pose: DevicePose,
+                            antennaInWorld a: Vector3) {
+        tracker.mixture.initialize(rangeMetres: r, antennaInWorld: a, forwardInWorld: pose.forwardInWorld, options: options)
+        tracker.window.removeAll()   // the first range is in the tiles' priors
+        tracker.updatesSinceRefinement = 0
+        tracker.movement.add(a)
+        tracker.lastAcceptedRangeTime = t
+        tracker.lastPredictionTime = t
+        tracker.pathLengthAtLastPrediction = pathLength
+        tracker.consecutiveRejections = 0
     }
 }

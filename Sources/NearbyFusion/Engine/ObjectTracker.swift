@@ -3,6 +3,8 @@ struct ObjectTracker: Sendable {
     let objectID: String
     let kind: ObjectKind
     var mixture: PositionMixture
+    var window: MeasurementWindow
+    var updatesSinceRefinement = 0
     var movement = MovementAccumulator()
     /// Time of the last prediction, seconds.
     var lastPredictionTime: Double?
@@ -18,15 +20,18 @@ struct ObjectTracker: Sendable {
     var lastAssessment: ConvergenceAssessment?
     var removed = false
 
-    init(objectID: String, kind: ObjectKind, capacity: Int) {
+    init(objectID: String, kind: ObjectKind, capacity: Int, windowCapacity: Int) {
         self.objectID = objectID
         self.kind = kind
         self.mixture = PositionMixture(capacity: capacity)
+        self.window = MeasurementWindow(capacity: windowCapacity)
     }
 
     /// Forgets the position estimate (a re-initialisation starts from the next range).
     mutating func resetEstimate() {
         mixture = PositionMixture(capacity: mixture.capacity)
+        window.removeAll()
+        updatesSinceRefinement = 0
         movement = MovementAccumulator()
         consecutiveRejections = 0
         previousResolution = (false, false)

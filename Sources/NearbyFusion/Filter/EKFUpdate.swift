@@ -31,11 +31,13 @@ public enum EKFUpdate {
     public static func update<M: ScalarMeasurementModel>(
         mean: inout Vector3, covariance: inout Matrix3, model: M, measured z: Double, gated: Bool = true
     ) -> UpdateOutcome {
-        // (1) innovation and its variance.
+        // (1) innovation and its variance, with the model's second-order terms:
+        //     ν = z ⊖ (h(x) + ½tr(∇²h P)), S = hᵀPh + ½tr((∇²h P)²) + σ².
         let h = model.jacobian(mean)
-        let nu = model.residual(z, model.predicted(mean))
+        let second = model.secondOrderTerms(mean, covariance: covariance)
+        let nu = model.residual(z, model.predicted(mean) + second.meanShift)
         let ph = covariance * h
-        let s = h.dot(ph) + model.variance
+        let s = h.dot(ph) + second.variance + model.variance
         guard s > 0, s.isFinite, nu.isFinite else {
             return UpdateOutcome(normalizedInnovationSquared: .infinity, logLikelihood: -.infinity, accepted: false)
         }
@@ -48,9 +50,9 @@ public enum EKFUpdate {
         // (3) gain and state.
         let k = ph / s
         mean += k * nu
-        // (4) Joseph form with A = I − k hᵀ.
+        // (4) Joseph form with A = I − k hᵀ (the effective noise includes the second-order variance).
         let a = Matrix3.identity - Matrix3.outer(k, h)
-        covariance = (a * covariance * a.transposed + model.variance * Matrix3.outer(k, k)).symmetrized
+        covariance = (a * covariance * a.transposed + (model.variance + second.variance) * Matrix3.outer(k, k)).symmetrized
         return UpdateOutcome(normalizedInnovationSquared: d2, logLikelihood: logLikelihood, accepted: true)
     }
 

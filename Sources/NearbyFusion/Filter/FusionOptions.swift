@@ -60,6 +60,11 @@ public struct FusionOptions: Sendable, Hashable {
     /// Margin inside the field-of-view edge for `missingDirectionLikelihood`, radians.
     public var fieldOfViewMargin: Double = Angle.radians(degrees: 10)
 
+    /// Updates kept per object for batch re-linearisation (thinned when full).
+    public var batchWindowCapacity: Int = 160
+    /// UWB updates between two batch re-linearisations (only while not converged).
+    public var batchRefinementInterval: Int = 1
+
     // MARK: Convergence (coaching) thresholds
     /// Largest standard deviation of the horizontal angle to publish it, radians.
     public var horizontalAngleThreshold: Double = Angle.radians(degrees: 3)

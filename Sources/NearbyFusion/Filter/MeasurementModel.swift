@@ -15,6 +15,16 @@ public protocol ScalarMeasurementModel {
     func jacobian(_ objectInWorld: Vector3) -> Vector3
     /// `z − ẑ`, wrapped where the measurement is an angle.
     func residual(_ measured: Double, _ predicted: Double) -> Double
+    /// Second-order terms for a curved `h` under the state covariance `P`: the mean shift
+    /// `½ tr(∇²h P)` added to the prediction and the variance `½ tr((∇²h P)²)` added to
+    /// `S` (the second-order EKF). A model that is nearly linear returns `(0, 0)`.
+    func secondOrderTerms(_ objectInWorld: Vector3, covariance: Matrix3) -> (meanShift: Double, variance: Double)
+}
+
+extension ScalarMeasurementModel {
+    @inlinable public func secondOrderTerms(_ objectInWorld: Vector3, covariance: Matrix3) -> (meanShift: Double, variance: Double) {
+        (0, 0)
+    }
 }
 
 /// A 2-dimensional measurement `z = h(p) + v`, `v ~ N(0, R)`.

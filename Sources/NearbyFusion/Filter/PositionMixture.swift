@@ -6,6 +6,28 @@ public struct PositionHypothesis: Sendable, Hashable {
     public var logWeight: Double
     public var meanInWorld: Vector3
     public var covariance: Matrix3
+    /// The prior this hypothesis started from (its tile of the first range's sphere) and
+    /// its prior log weight; ``BatchRefinement`` recomputes the hypothesis from them.
+    public var priorMeanInWorld: Vector3
+    public var priorCovariance: Matrix3
+    public var priorLogWeight: Double
+
+    public init(logWeight: Double, meanInWorld: Vector3, covariance: Matrix3) {
+        self.logWeight = logWeight
+        self.meanInWorld = meanInWorld
+        self.covariance = covariance
+        priorMeanInWorld = meanInWorld
+        priorCovariance = covariance
+        priorLogWeight = logWeight
+    }
+}
+
+/// `log N(x; μ, P)` for a 3-D Gaussian (−∞ when `P` is singular).
+func logGaussianDensity(_ x: Vector3, mean: Vector3, covariance: Matrix3) -> Double {
+    guard let inverse = covariance.inverse else { return -.infinity }
+    let det = covariance.determinant
+    guard det > 0 else { return -.infinity }
+    return -0.5 * (inverse.quadraticForm(x - mean) + log(det) + 3 * log(2 * Double.pi))
 }
 
 /// The first two moments of a mixture: `μ̄ = Σ wᵢ μᵢ`,
@@ -97,7 +119,17 @@ public struct PositionMixture: Sendable {
             }
         }
         normalize()
+        let logEqual = -log(Double(hypotheses.count))
+        hypotheses.withUnsafeMutableBufferPointer { h in for i in h.indices { h[i].priorLogWeight = logEqual } }
     }
+
+    /// Applies `body` to every hypothesis in place (used by ``BatchRefinement``).
+    public mutating func transformEach(_ body: (inout PositionHypothesis) -> Void) {
+        hypotheses.withUnsafeMutableBufferPointer { h in for i in h.indices { body(&h[i]) } }
+    }
+
+    /// Renormalises the weights so that they sum to one.
+    public mutating func normalizeWeights() { normalize() }
 
     /// Prediction: the position is a random walk, `P ← P + q I` for every hypothesis
     /// (`q` in m², already multiplied by Δt or Δs by the caller).
@@ -223,6 +255,9 @@ public struct PositionMixture: Sendable {
         normalize()
     }
 
+    /// Moment-matched merge. The merged hypothesis keeps the heavier one's prior, with a
+    /// prior weight that preserves the two priors' total density at the merged mean:
+    /// `w₀ N(μ; μ₀, P₀) = w₀ₐ N(μ; μ₀ₐ, P₀ₐ) + w₀ᵦ N(μ; μ₀ᵦ, P₀ᵦ)`.
     static func merged(_ a: PositionHypothesis, _ b: PositionHypothesis) -> PositionHypothesis {
         let m = max(a.logWeight, b.logWeight)
         let wa = exp(a.logWeight - m), wb = exp(b.logWeight - m)
@@ -230,7 +265,16 @@ public struct PositionMixture: Sendable {
         let mean = (wa * a.meanInWorld + wb * b.meanInWorld) / w
         let da = a.meanInWorld - mean, db = b.meanInWorld - mean
         let p = (wa / w) * (a.covariance + Matrix3.outer(da, da)) + (wb / w) * (b.covariance + Matrix3.outer(db, db))
-        return PositionHypothesis(logWeight: m + log(w), meanInWorld: mean, covariance: p.symmetrized)
+        let keep = wa >= wb ? a : b
+        var result = PositionHypothesis(logWeight: m + log(w), meanInWorld: mean, covariance: p.symmetrized)
+        result.priorMeanInWorld = keep.priorMeanInWorld
+        result.priorCovariance = keep.priorCovariance
+        let la = a.priorLogWeight + logGaussianDensity(mean, mean: a.priorMeanInWorld, covariance: a.priorCovariance)
+        let lb = b.priorLogWeight + logGaussianDensity(mean, mean: b.priorMeanInWorld, covariance: b.priorCovariance)
+        let lk = logGaussianDensity(mean, mean: keep.priorMeanInWorld, covariance: keep.priorCovariance)
+        let total = logSumExp(la, lb)
+        result.priorLogWeight = total.isFinite && lk.isFinite ? total - lk : keep.priorLogWeight
+        return result
     }
 
     /// The mixture's mean and covariance (see ``MixtureMoments``).

@@ -27,4 +27,20 @@ public struct RangeModel: ScalarMeasurementModel, Sendable {
     }
 
     @inlinable public func residual(_ measured: Double, _ predicted: Double) -> Double { measured - predicted }
+
+    /// The range is curved: its Hessian is `∇²h = (I − uuᵀ)/r`. While a hypothesis is
+    /// wide across the line of sight (right after the sphere is tiled), the expected range
+    /// exceeds `‖μ − a‖` by `½ tr(∇²h P) = (tr P − uᵀPu)/(2r)` and the linearised `S`
+    /// misses `½ tr((∇²h P)²)`; both are added so that wide hypotheses are neither pulled
+    /// off the shell nor made overconfident. They vanish as `P` shrinks.
+    @inlinable public func secondOrderTerms(_ objectInWorld: Vector3, covariance p: Matrix3) -> (meanShift: Double, variance: Double) {
+        let d = objectInWorld - antennaInWorld
+        let r = d.length
+        guard r > 1e-6 else { return (0, 0) }
+        let u = d / r
+        let hessian = (1 / r) * (Matrix3.identity - Matrix3.outer(u, u))
+        let m = hessian * p
+        let mm = m * m
+        return (0.5 * m.trace, 0.5 * mm.trace)
+    }
 }

@@ -1,0 +1,99 @@
+import Foundation
+import NearbyFusion
+
+/// One published estimate with the truth at that moment.
+public struct EvaluatedUpdate: Sendable {
+    public var estimate: NearbyObjectEstimate
+    /// True object position, world frame, metres.
+    public var truthInWorld: Vector3
+    /// True horizontal angle from the *sensed* device pose (what the engine can know), radians.
+    public var trueHorizontalAngle: Double?
+    /// True Δy (object − device), metres.
+    public var trueHeightDifference: Double
+    /// The engine's mixture moments after this update.
+    public var moments: MixtureMoments?
+    public var hypothesisCount: Int
+    /// The bank after this update.
+    public var hypotheses: [PositionHypothesis]
+}
+
+/// The outcome of running a scenario through the engine in memory.
+public struct ScenarioRun: Sendable {
+    public var updates: [EvaluatedUpdate] = []
+    public var sessionChanges: [SessionConvergenceUpdate] = []
+
+    /// Runs `scenario` (object `objectID`) through a fresh engine.
+    public init(_ scenario: SimulationScenario, objectID: String = "tag", options: FusionOptions = FusionOptions(),
+                cameraAssistance: Bool? = nil) {
+        let events = Simulator.events(for: scenario)
+        guard case .header(let header)? = events.first else { return }
+        var engine = FusionEngine(capabilities: header.capabilities,
+                                  cameraAssistanceEnabled: cameraAssistance ?? header.capabilities.supportsCameraAssistance,
+                                  options: options)
+        var handles: [String: ObjectHandle] = [:]
+        for (id, kind) in header.objects { handles[id] = engine.register(objectID: id, kind: kind) }
+        let object = scenario.objects.first { $0.id == objectID }!
+        var lastPose: DevicePose?
+        for e in events {
+            switch e {
+            case .pose(let p):
+                lastPose = p
+                if let c = engine.ingest(p) { sessionChanges.append(c) }
+            case .uwb(let id, let m):
+                let est = engine.ingest(m, for: handles[id]!)
+                guard id == objectID, let pose = lastPose else { continue }
+                let truth = object.position(at: m.timestamp)
+                let snap = engine.snapshot(handles[id]!)
+                updates.append(EvaluatedUpdate(
+                    estimate: est, truthInWorld: truth,
+                    trueHorizontalAngle: HorizontalAngle.angle(objectInWorld: truth, devicePositionInWorld: pose.positionInWorld,
+                                                               worldFromDevice: pose.worldFromDevice),
+                    trueHeightDifference: truth.y - pose.positionInWorld.y,
+                    moments: snap.moments, hypothesisCount: snap.hypothesisCount, hypotheses: snap.hypotheses))
+            case .removed(let id, _, _): engine.remove(objectID: id)
+            default: break
+            }
+        }
+    }
+
+    /// Time of the first `converged` status, seconds.
+    public var firstConvergedTime: Double? { updates.first { $0.estimate.convergence?.status.isConverged == true }?.estimate.timestamp }
+
+    /// |horizontalAngle error| of every published horizontal angle, radians.
+    public var horizontalAngleErrors: [Double] {
+        updates.compactMap { u in
+            guard let a = u.estimate.horizontalAngle, let t = u.trueHorizontalAngle else { return nil }
+            return abs(Angle.wrapped(a - t))
+        }
+    }
+
+    /// Position error of every published worldTransform, metres.
+    public var positionErrors: [Double] {
+        updates.compactMap { u in u.estimate.worldTransform.map { ($0.translation - u.truthInWorld).length } }
+    }
+
+    /// Largest |horizontal angle error| at a `converged` update, radians.
+    public var worstConvergedAngleError: Double {
+        updates.filter { $0.estimate.convergence?.status.isConverged == true }
+            .compactMap { u in u.estimate.horizontalAngle.flatMap { a in u.trueHorizontalAngle.map { abs(Angle.wrapped(a - $0)) } } }
+            .max() ?? 0
+    }
+
+    /// NEES `(p̂ − p)ᵀ P⁻¹ (p̂ − p)` of the last update.
+    public var finalNEES: Double? {
+        guard let u = updates.last, let m = u.moments, let inv = m.covariance.inverse else { return nil }
+        return inv.quadraticForm(m.meanInWorld - u.truthInWorld)
+    }
+}
+
+/// Order statistics.
+public enum Statistics {
+    /// The `q`-quantile (0…1) by linear interpolation; `nil` for no data.
+    public static func quantile(_ values: [Double], _ q: Double) -> Double? {
+        guard !values.isEmpty else { return nil }
+        let s = values.sorted()
+        let x = q * Double(s.count - 1)
+        let i = Int(x.rounded(.down)), f = x - Double(i)
+        return i + 1 < s.count ? s[i] * (1 - f) + s[i + 1] * f : s[i]
+    }
+}
