@@ -41,8 +41,6 @@ let package = Package(
             ]
         ),
 
-        .executableTarget(name: "devprobe", dependencies: ["NearbyFusion", "NearbyFusionSimulation"]),
-
         // MARK: - Tests
         .testTarget(
             name: "NearbyFusionTests",

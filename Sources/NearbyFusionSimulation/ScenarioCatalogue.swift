@@ -43,22 +43,27 @@ public enum ScenarioCatalogue {
         return s
     }
 
-    /// An object 4 m behind the user (no UWB direction ever), coached motion repeated.
+    /// An object 4 m behind the user (no UWB direction ever): the coached sweeps, a 1 m
+    /// step sideways for a longer baseline, and the sweeps again, the last up-down ones wider
+    /// (±35 cm) as a coached user would when asked again.
     public static func behindUser(seed: UInt64) -> SimulationScenario {
         SimulationScenario(
             name: "behind-user",
             trajectory: DeviceTrajectory(segments: [.still(duration: 1), .sweepSideways(duration: 6.4), .sweepUpDown(duration: 4.8),
-                                                    .sweepSideways(duration: 3.2), .still(duration: 1)]),
+                                                    .sidestep(duration: 2, distance: 1.0), .sweepSideways(duration: 3.2),
+                                                    .sweepUpDown(duration: 8, amplitude: 0.35), .still(duration: 1)]),
             objects: [SimulatedObject(id: "tag", positionInWorld: Vector3(-0.7, 1.1, 3.9))], seed: seed)
     }
 
-    /// A watch-like distance-only device: sweeps, a figure-eight and a step forward.
+    /// A watch-like distance-only device: sweeps, a figure-eight, a step forward and one
+    /// sideways, and the sweeps again.
     public static func distanceOnly(seed: UInt64) -> SimulationScenario {
         var s = SimulationScenario(
             name: "distance-only",
             trajectory: DeviceTrajectory(segments: [.still(duration: 1), .sweepSideways(duration: 6.4), .sweepUpDown(duration: 4.8),
                                                     .figureEight(duration: 6), .walk(duration: 2, distance: 0.6),
-                                                    .sweepSideways(duration: 4.8), .still(duration: 1)]),
+                                                    .sidestep(duration: 2, distance: 1.0), .sweepSideways(duration: 4.8),
+                                                    .sweepUpDown(duration: 8, amplitude: 0.35), .still(duration: 1)]),
             objects: [SimulatedObject(id: "tag", positionInWorld: Vector3(1.2, 1.0, -4.2))], seed: seed)
         s.radio.capabilities = .distanceOnly
         s.deviceName = "watch"

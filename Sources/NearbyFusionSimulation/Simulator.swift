@@ -55,7 +55,7 @@ public struct VIOModel: Sendable, Hashable {
     public var positionNoise: Double = 0.002
     public var orientationNoise: Double = Angle.radians(degrees: 0.2)
     /// Drift as a fraction of the distance travelled (a fixed random direction).
-    public var driftFraction: Double = 0.01
+    public var driftFraction: Double = 0.005
     /// ARKit's ambient intensity of the scene, lumens (below ~50 tracking is limited by
     /// insufficient features).
     public var ambientIntensity: Double = 1000

@@ -37,9 +37,12 @@ public struct ConvergenceAssessment: Sendable, Equatable {
 ///    inverse of the information the measurements gave each hypothesis (plus its
 ///    prior). Its eigen-decomposition `P_w = Σₖ λₖ vₖ vₖᵀ` (LAPACK `dsyev`) gives the
 ///    principal axes; a large `σₖ = √λₖ` is a direction the measurements hardly
-///    constrain. Its horizontal part `σₖ ‖(vₖₓ, vₖ_z)‖` above `horizontalPositionThreshold`
-///    asks for a horizontal sweep; its vertical part `σₖ |vₖ_y|` above
-///    `verticalPositionThreshold` asks for a vertical sweep.
+///    constrain. In the line-of-sight frame (`e_⊥` horizontal across the line of sight,
+///    `e_∥` horizontal along it, up), the part across, `σₖ |vₖ·e_⊥|`, above
+///    `horizontalPositionThreshold` asks for a horizontal sweep; the rest,
+///    `σₖ √((vₖ·e_∥)² + vₖ_y²)`, above `verticalPositionThreshold` asks for a vertical
+///    sweep (along the line of sight the range fixes the distance, so what is left there
+///    is the elevation ↔ horizontal-distance trade-off on the range sphere).
 /// 2. **Global ambiguity.** Hypotheses that the motion cannot tell apart survive side by
 ///    side: the bearing spread `σ_ψ² = Σ wᵢ (gᵢᵀPᵢgᵢ + (ψᵢ − ψ̄)²)` (with
 ///    `ψ = atan2(d_x, −d_z)` the world bearing from the antenna and `g = ∂ψ/∂p`) above
@@ -50,6 +53,7 @@ public struct ConvergenceAssessment: Sendable, Equatable {
 ///    `minimumMovement`, no geometry has been gathered at all: the user is asked to move
 ///    (and nothing else, since sweeping advice would be premature).
 ///
+/// Position thresholds are `max(threshold, positionThresholdFractionOfDistance × distance)`.
 /// Once an axis is resolved it is unresolved again only past `hysteresis ×` its threshold.
 public enum ConvergenceAnalysis {
     /// Assesses one object. `previous` carries the last horizontal/vertical resolution
@@ -105,6 +109,16 @@ public enum ConvergenceAnalysis {
         else if above + below >= p { category = .aboveOrBelow }
         else { category = .unknown }
 
+        // Decompose uncertainty in the line-of-sight frame: e_⊥ (horizontal, across the line
+        // of sight: it moves the horizontal angle), e_∥ (horizontal, along it) and up. Along
+        // the line of sight the range pins the position down, so what uncertainty remains
+        // there is the elevation ↔ horizontal-distance trade-off on the range sphere: a
+        // vertical-geometry problem, coached as a vertical sweep.
+        var along = Vector3(meanInWorld.x - a.x, 0, meanInWorld.z - a.z)
+        if along.lengthSquared < 1e-6 { along = Vector3(0, 0, -1) }
+        along = along.normalized
+        let across = Vector3(-along.z, 0, along.x)
+
         // Local information: principal axes of the within-hypothesis covariance.
         let axes = SymmetricEigen3.lapack(withinCovariance)
         var horizontalWeakness = 0.0, verticalWeakness = 0.0
@@ -112,24 +126,25 @@ public enum ConvergenceAnalysis {
             for k in 0..<3 {
                 let sigma = max(axes.value(k), 0).squareRoot()
                 let v = axes.vector(k)
-                horizontalWeakness = max(horizontalWeakness, sigma * (v.x * v.x + v.z * v.z).squareRoot())
-                verticalWeakness = max(verticalWeakness, sigma * abs(v.y))
+                horizontalWeakness = max(horizontalWeakness, sigma * abs(v.dot(across)))
+                let alongPart = v.dot(along)
+                verticalWeakness = max(verticalWeakness, sigma * (alongPart * alongPart + v.y * v.y).squareRoot())
             }
         } else {
             horizontalWeakness = .infinity; verticalWeakness = .infinity
         }
-        // Global spread of the means (largest horizontal principal value of the x/z block:
-        // for a 2×2 block [a b; b c], λ_max = (a + c)/2 + √(((a − c)/2)² + b²)).
-        let hs = horizontalSpread
-        let spreadH = (0.5 * (hs.m00 + hs.m22) + ((0.5 * (hs.m00 - hs.m22)) * (0.5 * (hs.m00 - hs.m22)) + hs.m02 * hs.m02).squareRoot()).squareRoot()
-        let spreadV = verticalSpread.squareRoot()
+        // Global spread of the hypotheses' means, in the same frame.
+        let spreadH = horizontalSpread.quadraticForm(across).squareRoot()
+        let spreadV = (horizontalSpread.quadraticForm(along) + verticalSpread).squareRoot()
 
-        let hScale = previous.horizontal ? options.hysteresis : 1
-        let vScale = previous.vertical ? options.hysteresis : 1
+        let distance = (meanInWorld - a).length
+        let hScale = (previous.horizontal ? options.hysteresis : 1)
+        let vScale = (previous.vertical ? options.hysteresis : 1)
         let horizontalResolved = bearingSigma <= options.horizontalAngleThreshold * hScale
-            && max(horizontalWeakness, spreadH) <= options.horizontalPositionThreshold * hScale
-        let verticalResolved = (category == .same || category == .above || category == .below)
-            && max(verticalWeakness, spreadV) <= options.verticalPositionThreshold * vScale
+            && max(horizontalWeakness, spreadH) <= max(options.horizontalPositionThreshold, options.positionThresholdFractionOfDistance * distance) * hScale
+        let categoryEstablished = category == .same || category == .above || category == .below
+        let verticalResolved = categoryEstablished
+            && max(verticalWeakness, spreadV) <= max(options.verticalPositionThreshold, options.positionThresholdFractionOfDistance * distance) * vScale
 
         let movementAxes = SymmetricEigen3.lapack(movement.covariance)
         let extent = max(movementAxes?.values.z ?? 0, 0).squareRoot()

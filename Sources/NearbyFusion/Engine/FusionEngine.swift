@@ -166,11 +166,13 @@ public struct FusionEngine: Sendable {
         if horizontalAvailable {
             estimate.horizontalAngle = HorizontalAngle.angle(objectInWorld: mean, devicePositionInWorld: antennaInWorld,
                                                              worldFromDevice: devicePose.worldFromDevice)
-            if !reasons.contains(.insufficientVerticalSweep) {
+            // The category is published once established (≥ 95 %): `same`, `above`, `below`,
+            // or `aboveOrBelow` when only the sign is open. A vertical-sweep reason that
+            // stands only because the height is not yet precise enough for worldTransform
+            // does not hide an established category; one that stands because the category
+            // itself is open leaves the estimate nil.
+            if assessment.verticalCategory != .unknown {
                 estimate.verticalDirectionEstimate = assessment.verticalCategory
-            } else if assessment.verticalCategory == .aboveOrBelow {
-                // The honest partial answer: clearly off the device's level, sign unknown.
-                estimate.verticalDirectionEstimate = .aboveOrBelow
             }
         }
         if status.isConverged {
@@ -233,18 +235,19 @@ public struct FusionEngine: Sendable {
         let ds = max(pathLength - tracker.pathLengthAtLastPrediction, 0)
         let q = (tracker.kind == .peer ? o.peerRandomWalk : o.accessoryRandomWalk) * dt + o.driftVariancePerMetre * ds
         tracker.mixture.predict(addedVariance: q)
+        tracker.processVarianceSinceInitialisation += q
         tracker.lastPredictionTime = t
         tracker.pathLengthAtLastPrediction = pathLength
 
-        let settled = tracker.mixture.count == 1 && tracker.previousResolution.horizontal && tracker.previousResolution.vertical
-        let acquiring = tracker.kind == .accessory && !settled
+        let acquiring = tracker.kind == .accessory && !tracker.settled
         if entry.hasRange || entry.angleKind > 0 { tracker.window.append(entry) }
 
         var rangeAccepted = false
         if acquiring {
             tracker.updatesSinceRefinement += 1
             if tracker.updatesSinceRefinement >= o.batchRefinementInterval {
-                BatchRefinement.refine(&tracker.mixture, window: tracker.window, options: o)
+                BatchRefinement.refine(&tracker.mixture, window: tracker.window, options: o,
+                                       addedVariance: tracker.processVarianceSinceInitialisation / 3)
                 tracker.updatesSinceRefinement = 0
             }
             if entry.hasRange {
@@ -277,10 +280,8 @@ public struct FusionEngine: Sendable {
                                                  elevationStandardDeviation: se, gate: gate) },
                     measured: entry.angles, outlierProbability: o.outlierProbability, outlierSpan: o.angleOutlierSpan)
             } else if entry.directionMissing {
-                let limit = o.fieldOfViewHalfAngle - o.fieldOfViewMargin
-                let factor = o.missingDirectionLikelihood
                 tracker.mixture.reweight { mean in
-                    DeviceAngles.offAxisAngle(q.inverseRotate(mean - a)) < limit ? factor : 1
+                    o.missingDirectionLikelihood(offAxisAngle: DeviceAngles.offAxisAngle(q.inverseRotate(mean - a)))
                 }
             }
         }
@@ -302,7 +303,19 @@ public struct FusionEngine: Sendable {
                 }
             }
         }
-        tracker.mixture.pruneAndMerge(minimumWeight: o.pruneWeight, mergeDistanceSquared: o.mergeDistanceSquared)
+        if acquiring {
+            // No merging while acquiring: each hypothesis keeps its own prior, so that mirror
+            // images stay exact mirrors (a merge on one side only would tilt the evidence).
+            tracker.mixture.pruneAndMerge(minimumWeight: o.acquisitionPruneWeight, mergeDistanceSquared: 0)
+            if tracker.previousResolution.horizontal && tracker.previousResolution.vertical,
+               let best = tracker.mixture.hypotheses.max(by: { $0.logWeight < $1.logWeight }), best.logWeight > log(0.99) {
+                // Settled: one resolved hypothesis holds the weight; track it with the EKF.
+                tracker.mixture.reset([best])
+                tracker.settled = true
+            }
+        } else {
+            tracker.mixture.pruneAndMerge(minimumWeight: o.pruneWeight, mergeDistanceSquared: o.mergeDistanceSquared)
+        }
         let m = tracker.mixture.moments
         if !m.meanInWorld.isFinite || !m.covariance.isFinite {
             // Never publish NaN: drop the estimate and start again from the next range.
@@ -315,6 +328,7 @@ public struct FusionEngine: Sendable {
                             antennaInWorld a: Vector3) {
         tracker.mixture.initialize(rangeMetres: r, antennaInWorld: a, forwardInWorld: pose.forwardInWorld, options: options)
         tracker.window.removeAll()   // the first range is in the tiles' priors
+        tracker.processVarianceSinceInitialisation = 0
         tracker.updatesSinceRefinement = 0
         tracker.movement.add(a)
         tracker.lastAcceptedRangeTime = t

@@ -5,6 +5,8 @@ struct ObjectTracker: Sendable {
     var mixture: PositionMixture
     var window: MeasurementWindow
     var updatesSinceRefinement = 0
+    /// Σ q of every prediction since the bank was tiled, m² (VIO drift the batch adds back).
+    var processVarianceSinceInitialisation = 0.0
     var movement = MovementAccumulator()
     /// Time of the last prediction, seconds.
     var lastPredictionTime: Double?
@@ -16,6 +18,8 @@ struct ObjectTracker: Sendable {
     var lastRangeMetres: Double?
     var consecutiveRejections = 0
     var hasConverged = false
+    /// The bank has collapsed to one resolved hypothesis: EKF tracking instead of batch acquisition.
+    var settled = false
     var previousResolution = (horizontal: false, vertical: false)
     var lastAssessment: ConvergenceAssessment?
     var removed = false
@@ -35,6 +39,7 @@ struct ObjectTracker: Sendable {
         movement = MovementAccumulator()
         consecutiveRejections = 0
         previousResolution = (false, false)
+        settled = false
         lastAssessment = nil
     }
 }

@@ -22,15 +22,16 @@ import Foundation
 /// 2. Laplace approximation at the minimum `x*`: `μᵢ = x*`, `Pᵢ = A(x*)⁻¹` — every
 ///    measurement linearised at the final estimate.
 /// 3. Evidence: `log wᵢ = log w₀ᵢ − f(x*) − ½ log det(2π P₀ᵢ) + ½ log det(2π Pᵢ)
-///    + Σ_k c_k log N-normalisers`, plus `c_k log ρ` for each entry whose direction was
-///    missing while `x*` lies inside the field of view (`ρ = missingDirectionLikelihood`).
+///    + Σ_k c_k log N-normalisers`, plus `c_k log ρ(θ_k)` for each entry whose direction
+///    was missing, `θ_k` the off-axis angle of `x*` then (see
+///    ``FusionOptions/missingDirectionLikelihood(offAxisAngle:)``).
 public enum BatchRefinement {
     struct Constants {
         let rangeVariance, azVariance, elVariance: Double
         let logInlier: Double
         let rangeOutlierDensity, angleOutlierDensity: Double
-        let fovLimit, logMiss: Double
         let eps: Double
+        let options: FusionOptions
 
         init(_ o: FusionOptions) {
             rangeVariance = o.rangeStandardDeviation * o.rangeStandardDeviation
@@ -40,8 +41,7 @@ public enum BatchRefinement {
             logInlier = log(1 - o.outlierProbability)
             rangeOutlierDensity = o.outlierProbability / o.rangeOutlierSpan
             angleOutlierDensity = o.outlierProbability / o.angleOutlierSpan
-            fovLimit = o.fieldOfViewHalfAngle - o.fieldOfViewMargin
-            logMiss = log(max(o.missingDirectionLikelihood, 1e-300))
+            options = o
         }
     }
 
@@ -97,7 +97,12 @@ public enum BatchRefinement {
     }
 
     /// Refines every hypothesis of `mixture` in place from `window`.
-    public static func refine(_ mixture: inout PositionMixture, window: MeasurementWindow, options o: FusionOptions) {
+    /// - Parameter addedVariance: m², added to each refined covariance, `Pᵢ ← A⁻¹ + q I`. A
+    ///   batch treats the object and the VIO frame as fixed; the engine passes a third of
+    ///   the random-walk variance accumulated over the window (the variance of a random
+    ///   walk's average over the window), which is what VIO drift does to a batch estimate.
+    public static func refine(_ mixture: inout PositionMixture, window: MeasurementWindow, options o: FusionOptions,
+                              addedVariance: Double = 0) {
         let k = Constants(o)
         mixture.transformEach { h in
             guard let priorInformation = h.priorCovariance.inverse else { return }
@@ -133,14 +138,13 @@ public enum BatchRefinement {
             guard x.isFinite, let covariance = current.a.inverse, covariance.isFinite, covariance.determinant > 0 else { return }
             var logMissing = 0.0
             for e in window.entries where e.directionMissing && e.angleKind == 0 {
-                if DeviceAngles.offAxisAngle(e.worldFromDevice.inverseRotate(x - e.antennaInWorld)) < k.fovLimit {
-                    logMissing += e.multiplicity * k.logMiss
-                }
+                let theta = DeviceAngles.offAxisAngle(e.worldFromDevice.inverseRotate(x - e.antennaInWorld))
+                logMissing += e.multiplicity * log(max(k.options.missingDirectionLikelihood(offAxisAngle: theta), 1e-300))
             }
             let logPriorNormaliser = -0.5 * (log(max(h.priorCovariance.determinant, 1e-300)) + 3 * log(2 * .pi))
             let logVolume = 0.5 * (log(covariance.determinant) + 3 * log(2 * .pi))
             h.meanInWorld = x
-            h.covariance = covariance.symmetrized
+            h.covariance = (covariance + Matrix3.scaledIdentity(max(addedVariance, 0))).symmetrized
             h.logWeight = h.priorLogWeight - f + logPriorNormaliser + logVolume + logMissing
         }
         mixture.normalizeWeights()

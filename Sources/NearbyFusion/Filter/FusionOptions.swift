@@ -1,3 +1,5 @@
+import Foundation
+
 /// Every tunable of the fusion engine, with its unit. Defaults describe a current
 /// phone's UWB radio and ARKit VIO; see README "How convergence is decided".
 public struct FusionOptions: Sendable, Hashable {
@@ -37,12 +39,12 @@ public struct FusionOptions: Sendable, Hashable {
     // MARK: Process noise
     /// Random-walk intensity of a stationary accessory's world position, m²/s: absorbs
     /// slow VIO drift. `P ← P + q Δt I`.
-    public var accessoryRandomWalk: Double = 1e-4
+    public var accessoryRandomWalk: Double = 1e-5
     /// Random-walk intensity for a peer (a person carrying a phone may walk), m²/s.
     public var peerRandomWalk: Double = 0.05
     /// Extra position variance per metre the device travels, m²/m (VIO drift grows
     /// with distance travelled). `P ← P + k_d Δs I`.
-    public var driftVariancePerMetre: Double = 2.5e-4
+    public var driftVariancePerMetre: Double = 1.5e-4
 
     // MARK: Multi-hypothesis initialisation
     /// Angular spacing of the hypotheses placed on the first range's sphere, radians.
@@ -51,14 +53,30 @@ public struct FusionOptions: Sendable, Hashable {
     public var maximumHypotheses: Int = 96
     /// Hypotheses whose normalised weight falls below this are dropped.
     public var pruneWeight: Double = 1e-4
+    /// While acquiring (batch mode) hypotheses are only dropped below this weight: the
+    /// evidence for one can recover when new motion arrives, so pruning is gentler.
+    public var acquisitionPruneWeight: Double = 1e-6
     /// Two hypotheses merge (moment matching) when `Δμᵀ (P₁ + P₂)⁻¹ Δμ` is below this.
     public var mergeDistanceSquared: Double = 1.0
     /// Likelihood of *no* direction for a hypothesis that lies well inside the field of
     /// view (relative to 1 outside it): the radio usually reports a direction there.
     /// Only applied in portrait hold on direction-capable devices. 1 disables it.
     public var missingDirectionLikelihood: Double = 0.25
-    /// Margin inside the field-of-view edge for `missingDirectionLikelihood`, radians.
-    public var fieldOfViewMargin: Double = Angle.radians(degrees: 10)
+    /// Where the likelihood of a missing direction rises from `missingDirectionLikelihood`
+    /// to 1: a logistic step centred `fieldOfViewMargin` inside the field-of-view edge, of
+    /// width `fieldOfViewEdgeWidth` (radians), so that hypotheses near the edge — and
+    /// mirror images on either side of it — are judged smoothly, not by a hard cut.
+    public var fieldOfViewMargin: Double = Angle.radians(degrees: 5)
+    public var fieldOfViewEdgeWidth: Double = Angle.radians(degrees: 3)
+
+    /// `ρ + (1 − ρ) / (1 + exp(−(θ − θ_e)/w))`: the likelihood that the radio reports no
+    /// direction for an object `offAxisAngle` (θ, radians) from the device's −Z axis, with
+    /// `θ_e = fieldOfViewHalfAngle − fieldOfViewMargin`.
+    public func missingDirectionLikelihood(offAxisAngle theta: Double) -> Double {
+        let edge = fieldOfViewHalfAngle - fieldOfViewMargin
+        let rho = missingDirectionLikelihood
+        return rho + (1 - rho) / (1 + exp(-(theta - edge) / max(fieldOfViewEdgeWidth, 1e-6)))
+    }
 
     /// Updates kept per object for batch re-linearisation (thinned when full).
     public var batchWindowCapacity: Int = 160
@@ -68,11 +86,14 @@ public struct FusionOptions: Sendable, Hashable {
     // MARK: Convergence (coaching) thresholds
     /// Largest standard deviation of the horizontal angle to publish it, radians.
     public var horizontalAngleThreshold: Double = Angle.radians(degrees: 3)
-    /// Largest horizontal standard deviation of the position along any principal axis of
-    /// the position covariance, metres.
+    /// Largest standard deviation across the line of sight (horizontal) of the position
+    /// along any principal axis of its covariance, metres, at or below 6 m away…
     public var horizontalPositionThreshold: Double = 0.12
-    /// Largest vertical standard deviation along any principal axis, metres.
+    /// …and the same for the rest (vertical, and the elevation ↔ distance trade-off).
     public var verticalPositionThreshold: Double = 0.12
+    /// Beyond 6 m both position thresholds grow to this fraction of the distance (a
+    /// 5°-elevation radio cannot place an object 8 m away to 12 cm in a few seconds).
+    public var positionThresholdFractionOfDistance: Double = 0.02
     /// Probability at which a vertical category (`same`, `above`, `below`) is established.
     public var verticalProbability: Double = 0.95
     /// |Δy| up to which the object counts as on the device's level, metres.

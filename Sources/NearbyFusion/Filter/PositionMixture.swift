@@ -71,6 +71,14 @@ public struct PositionMixture: Sendable {
         hypotheses.append(PositionHypothesis(logWeight: 0, meanInWorld: meanInWorld, covariance: covariance))
     }
 
+    /// Replaces the bank with the given hypotheses (weights are renormalised; at most
+    /// `capacity` are kept). For priors known from elsewhere, and for tests.
+    public mutating func reset(_ list: [PositionHypothesis]) {
+        hypotheses.removeAll(keepingCapacity: true)
+        hypotheses.append(contentsOf: list.prefix(capacity))
+        normalize()
+    }
+
     /// Tiles the sphere of radius `r` around `a` with hypotheses.
     ///
     /// Elevation bands `εₖ = k Δ` (world frame, symmetric about the horizontal plane

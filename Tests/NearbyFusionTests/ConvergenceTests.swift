@@ -1,0 +1,92 @@
+import Foundation
+import NearbyFusion
+import Testing
+
+/// The vertical category and the coaching reasons from hand-built estimator states.
+@Suite("Convergence analysis: vertical thresholds and reasons")
+struct ConvergenceTests {
+    static let device = Vector3(0, 1.4, 0)
+
+    /// A movement history with an RMS extent of about 0.2 m.
+    static var enoughMovement: MovementAccumulator {
+        var m = MovementAccumulator()
+        for k in 0..<200 { m.add(device + Vector3(0.3 * sin(Double(k) * 0.2), 0.25 * cos(Double(k) * 0.13), 0)) }
+        return m
+    }
+
+    static func assess(_ hypotheses: [(Vector3, Double, Double)], movement: MovementAccumulator = enoughMovement,
+                       options: FusionOptions = FusionOptions()) -> ConvergenceAssessment {
+        var mixture = PositionMixture(capacity: 8)
+        mixture.reset(hypotheses.map { PositionHypothesis(logWeight: log($0.2), meanInWorld: $0.0, covariance: .scaledIdentity($0.1 * $0.1)) })
+        return ConvergenceAnalysis.assess(mixture: mixture, antennaInWorld: device, movement: movement,
+                                          previous: (false, false), options: options)
+    }
+
+    @Test(arguments: [
+        (1.0, VerticalDirectionEstimate.same), (-1.5, .same), (1.9, .unknown), (2.1, .unknown),
+        (2.6, .above), (4.0, .above), (-2.6, .below), (-3.5, .below),
+    ])
+    func verticalCategoryUsesTheLevelToleranceAndNinetyFivePercent(heightDifference: Double, expected: VerticalDirectionEstimate) {
+        // σ = 0.1 m: 1.9 m is within 2 m but not at 95 % (P(|Δy| ≤ 2) ≈ 84 %), 2.1 m is outside
+        // it but not at 95 % either; 2.6 m is above at > 99 %.
+        let a = Self.assess([(Vector3(0.5, Self.device.y + heightDifference, -4), 0.1, 1)])
+        #expect(a.verticalCategory == expected)
+    }
+
+    @Test func levelToleranceIsConfigurable() {
+        var options = FusionOptions()
+        options.levelTolerance = 0.5
+        let a = Self.assess([(Vector3(0.5, Self.device.y + 1.0, -4), 0.1, 1)], options: options)
+        #expect(a.verticalCategory == .above)
+    }
+
+    @Test func mirroredHypothesesAreAboveOrBelowAndAskForAVerticalSweep() {
+        let a = Self.assess([(Vector3(0.5, Self.device.y + 3, -4), 0.05, 0.5), (Vector3(0.5, Self.device.y - 3, -4), 0.05, 0.5)])
+        #expect(a.verticalCategory == .aboveOrBelow)
+        #expect(a.reasons == [.insufficientVerticalSweep])
+        #expect(a.horizontalResolved)
+        #expect(!a.verticalResolved)
+    }
+
+    @Test func aWellDeterminedPositionHasNoReasons() {
+        let a = Self.assess([(Vector3(0.5, 1.2, -4), 0.05, 1)])
+        #expect(a.reasons.isEmpty)
+        #expect(a.horizontalResolved && a.verticalResolved)
+        #expect(a.horizontalAngleStandardDeviation < 0.02)
+    }
+
+    @Test func frontBackAmbiguityAsksForAHorizontalSweep() {
+        let a = Self.assess([(Vector3(0.5, 1.4, -4), 0.05, 0.5), (Vector3(0.5, 1.4, 4), 0.05, 0.5)])
+        #expect(a.reasons.contains(.insufficientHorizontalSweep))
+        #expect(!a.horizontalResolved)
+    }
+
+    @Test func wideAcrossTheLineOfSightAsksForAHorizontalSweepOnly() {
+        var mixture = PositionMixture(capacity: 2)
+        // Object straight ahead (−Z): across the line of sight is X.
+        mixture.reset(meanInWorld: Vector3(0, 1.4, -4), covariance: Matrix3(diagonal: Vector3(0.5 * 0.5, 0.05 * 0.05, 0.02 * 0.02)))
+        let a = ConvergenceAnalysis.assess(mixture: mixture, antennaInWorld: Self.device, movement: Self.enoughMovement,
+                                           previous: (false, false), options: FusionOptions())
+        #expect(a.reasons == [.insufficientHorizontalSweep])
+        #expect(a.principalAxes != nil)
+    }
+
+    @Test func stillDeviceIsAskedToMoveAndNothingElse() {
+        var still = MovementAccumulator()
+        for k in 0..<100 { still.add(Self.device + Vector3(0.002 * sin(Double(k)), 0, 0)) }
+        let a = Self.assess([(Vector3(0.5, 1.4, -4), 0.5, 1)], movement: still)
+        #expect(a.reasons == [.insufficientMovement])
+        #expect(!a.horizontalResolved)
+    }
+
+    @Test func hysteresisKeepsAResolvedAxisResolved() {
+        var mixture = PositionMixture(capacity: 2)
+        mixture.reset(meanInWorld: Vector3(0, 1.4, -4), covariance: Matrix3(diagonal: Vector3(0.14 * 0.14, 0.05 * 0.05, 0.02 * 0.02)))
+        let fresh = ConvergenceAnalysis.assess(mixture: mixture, antennaInWorld: Self.device, movement: Self.enoughMovement,
+                                               previous: (false, false), options: FusionOptions())
+        let kept = ConvergenceAnalysis.assess(mixture: mixture, antennaInWorld: Self.device, movement: Self.enoughMovement,
+                                              previous: (true, true), options: FusionOptions())
+        #expect(!fresh.horizontalResolved)
+        #expect(kept.horizontalResolved)
+    }
+}
