@@ -78,6 +78,11 @@ public struct FusionEngine: Sendable {
     /// insufficient features; `unknown` otherwise (the session itself never claims
     /// convergence: objects do).
     public mutating func ingest(_ pose: DevicePose) -> SessionConvergenceUpdate? {
+        var pose = pose
+        // Recordings allow |‖q‖ − 1| ≤ 1e-3; rotate only with a unit quaternion.
+        let n = pose.worldFromDevice.norm
+        if n > 0, n.isFinite, n != 1 { pose.worldFromDevice = pose.worldFromDevice.normalized }
+        guard pose.positionInWorld.isFinite, n > 0, n.isFinite, pose.timestamp.isFinite else { return nil }
         if let last = latestPose, last.tracking == .normal, pose.tracking == .normal {
             pathLength += (pose.positionInWorld - last.positionInWorld).length
         }
@@ -148,8 +153,9 @@ public struct FusionEngine: Sendable {
             reasons.insert(.insufficientSignalStrength)
         }
         guard !tracker.mixture.isEmpty else {
+            // Nothing estimated yet: `unknown`, unless a reason already withholds it (nil).
             estimate.convergence = AlgorithmConvergence(status: reasons.isEmpty ? .unknown : .notConverged(reasons))
-            estimate.verticalDirectionEstimate = .unknown
+            estimate.verticalDirectionEstimate = reasons.isEmpty ? .unknown : nil
             return estimate
         }
         let assessment = ConvergenceAnalysis.assess(mixture: tracker.mixture, antennaInWorld: antennaInWorld,

@@ -42,4 +42,9 @@ public struct NearbyObjectEstimate: Sendable, Hashable {
 public struct SessionConvergenceUpdate: Sendable, Hashable {
     public var timestamp: Double
     public var convergence: AlgorithmConvergence
+
+    public init(timestamp: Double, convergence: AlgorithmConvergence) {
+        self.timestamp = timestamp
+        self.convergence = convergence
+    }
 }

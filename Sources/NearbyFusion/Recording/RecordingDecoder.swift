@@ -162,7 +162,7 @@ struct RecordingDecoder {
             ambient = a
         case let other?: throw error("ambientIntensity", "expected a number, found \(other.typeName)")
         }
-        return DevicePose(timestamp: t, positionInWorld: position, worldFromDevice: quaternion.normalized,
+        return DevicePose(timestamp: t, positionInWorld: position, worldFromDevice: quaternion,
                           tracking: tracking, ambientIntensity: ambient)
     }
 

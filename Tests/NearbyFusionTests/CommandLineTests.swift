@@ -1,0 +1,86 @@
+import Foundation
+import NearbyFusion
+import NearbyFusionSimulation
+import Testing
+
+/// End to end: the real `nearby-fusion` executable, its outputs and exit codes.
+@Suite("nearby-fusion command")
+struct CommandLineTests {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static var executable: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("nearby-fusion")
+    }
+
+    struct Result { var status: Int32; var stdout: String; var stderr: String }
+
+    static func run(_ arguments: [String]) throws -> Result {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.currentDirectoryURL = packageRoot
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                      stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    @Test func replayWritesTheEstimateStreamAndPrintsASummary() throws {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("estimates-\(UUID().uuidString).jsonl").path
+        let result = try Self.run(["replay", "Datasets/coached-sweep.jsonl", "--output", output])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("first converged   at"))
+        #expect(result.stdout.contains("coaching timeline"))
+        let lines = try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n")
+        let events = try RecordingReader.readAll(path: Self.packageRoot.appendingPathComponent("Datasets/coached-sweep.jsonl").path)
+        let uwbCount = events.filter { if case .uwb = $0 { return true } else { return false } }.count
+        #expect(lines.filter { $0.contains("\"object\"") }.count == uwbCount)
+        for line in lines {
+            let value = try JSONLineParser.parse(String(line))
+            #expect(value["t"] != nil && value["convergence"] != nil)
+        }
+        #expect(lines.last.map { $0.contains("\"status\":\"converged\"") } == true)
+    }
+
+    @Test func replayToStandardOutputSendsTheSummaryToStandardError() throws {
+        let result = try Self.run(["replay", "Datasets/still-phone.jsonl", "--output", "-"])
+        #expect(result.status == 0)
+        #expect(result.stdout.split(separator: "\n").allSatisfy { $0.hasPrefix("{\"t\":") })
+        #expect(result.stderr.contains("first converged   never"))
+        #expect(result.stderr.contains("insufficientMovement"))
+    }
+
+    @Test func aBadRecordingIsOneLineNamingFileLineAndKey() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID().uuidString).jsonl").path
+        let text = try String(contentsOfFile: Self.packageRoot.appendingPathComponent("Datasets/still-phone.jsonl").path, encoding: .utf8)
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        lines[5] = lines[5].replacingOccurrences(of: "\"orientation\":[", with: "\"orientation\":[0.5,")
+        try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        let result = try Self.run(["replay", path, "--output", "/dev/null"])
+        #expect(result.status == 1)
+        #expect(result.stderr == "Error: \(path):6: key 'orientation': expected 4 numbers, found 5\n")
+    }
+
+    @Test func missingFileAndBadArgumentsFailCleanly() throws {
+        let missing = try Self.run(["replay", "no/such/file.jsonl"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr == "Error: no/such/file.jsonl:0: cannot open file\n")
+        let badScenario = try Self.run(["simulate", "--scenario", "moonwalk"])
+        #expect(badScenario.status == 64)
+        #expect(badScenario.stderr.contains("unknown scenario 'moonwalk'"))
+    }
+
+    @Test func simulateIsDeterministicPerSeed() throws {
+        let a = try Self.run(["simulate", "--scenario", "coached-sweep", "--seed", "9"])
+        let b = try Self.run(["simulate", "--scenario", "coached-sweep", "--seed", "9"])
+        let c = try Self.run(["simulate", "--scenario", "coached-sweep", "--seed", "10"])
+        #expect(a.status == 0 && !a.stdout.isEmpty)
+        #expect(a.stdout == b.stdout)
+        #expect(a.stdout != c.stdout)
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import NearbyFusion
+import NearbyFusionSimulation
+import Testing
+
+/// Every file in `Datasets/` is regenerated bit for bit from its seed and replays to the
+/// outcome its `Datasets/README.md` row promises.
+@Suite("Datasets")
+struct DatasetTests {
+    static let datasets = CommandLineTests.packageRoot.appendingPathComponent("Datasets")
+
+    /// (file, scenario, first convergence window in seconds or nil for never, final vertical estimate)
+    static let expectations: [(String, Double?, Double?, VerticalDirectionEstimate?)] = [
+        ("still-phone", nil, nil, nil),
+        ("sideways-sweep", 1.0, 3.0, .same),
+        ("coached-sweep", 1.0, 4.0, .same),
+        ("floor-above", nil, nil, .above),
+        ("behind-user", 15.0, 30.0, .same),
+        ("distance-only", 20.0, 38.0, .same),
+        ("dark-room", nil, nil, nil),
+        ("nlos-20-percent", 1.0, 6.0, .same),
+        ("camera-assistance-off", nil, nil, nil),
+    ]
+
+    @Test(arguments: expectations.map(\.0))
+    func datasetIsReproducibleFromItsSeed(name: String) throws {
+        let make = try #require(ScenarioCatalogue.all.first { $0.name == name }?.make)
+        let onDisk = try String(contentsOf: Self.datasets.appendingPathComponent("\(name).jsonl"), encoding: .utf8)
+        #expect(Simulator.recordingText(for: make(1)) == onDisk)
+    }
+
+    @Test(arguments: expectations)
+    func datasetReplaysToItsDocumentedOutcome(name: String, earliest: Double?, latest: Double?, vertical: VerticalDirectionEstimate?) throws {
+        let summary = try RecordingReplay.run(path: Self.datasets.appendingPathComponent("\(name).jsonl").path) { _ in }
+        let object = try #require(summary.objects.first)
+        if let earliest, let latest {
+            let t = try #require(object.firstConvergedTime)
+            #expect(t >= earliest && t <= latest, "\(name) converged at \(t)")
+            let error = try #require(object.finalEstimate?.worldTransform.map { ($0.translation - object.truthInWorld!).length })
+            #expect(error < 0.25)
+        } else {
+            #expect(object.firstConvergedTime == nil)
+        }
+        #expect(object.finalEstimate?.verticalDirectionEstimate == vertical)
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import NearbyFusion
+import NearbyFusionSimulation
+import Testing
+
+@Suite("Recording format: round trips and validation")
+struct RecordingTests {
+    static func temporaryFile(_ text: String, name: String = "recording.jsonl") throws -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nearby-fusion-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let url = dir.appendingPathComponent(name)
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        return url.path
+    }
+
+    /// The error message reading `text` produces, or nil if it reads cleanly.
+    static func readingError(_ text: String) throws -> String? {
+        let path = try temporaryFile(text)
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path + "/"
+        do { _ = try RecordingReader.readAll(path: path); return nil } catch {
+            return error.description.replacingOccurrences(of: directory, with: "")
+        }
+    }
+
+    static let header = #"{"type":"header","format":"nearby-recording","version":1,"device":{"name":"phone","supportsPreciseDistanceMeasurement":true,"supportsDirectionMeasurement":true,"supportsCameraAssistance":true},"objects":[{"id":"tag","kind":"accessory"}]}"#
+
+    @Test func simulatedRecordingRoundTripsExactly() throws {
+        let scenario = ScenarioCatalogue.floorAbove(seed: 3)
+        let events = Simulator.events(for: scenario)
+        let path = try Self.temporaryFile(Simulator.recordingText(for: scenario))
+        let read = try RecordingReader.readAll(path: path)
+        #expect(read.count == events.count)
+        #expect(read == events, "first difference at \(read.indices.first { read[$0] != events[$0] } ?? -1)")
+        // Writing what was read gives the same bytes.
+        let rewritten = read.map { JSONLines.line($0) + "\n" }.joined()
+        #expect(rewritten == Simulator.recordingText(for: scenario))
+    }
+
+    @Test func theSpecExamplesAreAccepted() throws {
+        let text = Self.header + "\n" + """
+        {"type":"pose","t":0.016,"position":[0.0,1.4,0.0],"orientation":[0,0,0,1],"tracking":"normal","ambientIntensity":1000}
+        {"type":"uwb","t":0.100,"object":"tag","distance":3.21,"direction":[0.1,-0.05,-0.9937303457]}
+        {"type":"pose","t":0.2,"position":[0.0,1.4,0.0],"orientation":[0,0,0,1],"tracking":"limited","trackingReason":"insufficientFeatures"}
+        {"type":"uwb","t":0.3,"object":"tag","distance":null,"direction":null,"futureKey":{"nested":[1,2]}}
+        {"type":"removed","t":9.5,"object":"tag","reason":"timeout"}
+        {"type":"truth","object":"tag","position":[1.0,0.5,-3.0]}
+        {"type":"truth","t":9.6,"object":"tag","position":[1.0,0.5,-3.0]}
+
+        """
+        let events = try RecordingReader.readAll(path: try Self.temporaryFile(text))
+        #expect(events.count == 8)
+        if case .uwb(_, let m) = events[2] {
+            #expect(m.distance == 3.21)
+            #expect(m.directionInDevice == Vector3(0.1, -0.05, -0.9937303457))
+        } else { Issue.record("third line is not a uwb update") }
+        if case .pose(let p) = events[3] { #expect(p.tracking == .limited(.insufficientFeatures)) }
+    }
+
+    static let invalidCases: [(String, String)] = [
+        (#"{"type":"pose","t":1,"position":[0,1.4,0],"orientation":[0,0,0,1.2],"tracking":"normal"}"#,
+         "recording.jsonl:2: key 'orientation': not a unit quaternion (norm 1.2)"),
+        (#"{"type":"pose","t":1,"orientation":[0,0,0,1],"tracking":"normal"}"#,
+         "recording.jsonl:2: key 'position': missing required key"),
+        (#"{"type":"pose","t":"1","position":[0,1.4,0],"orientation":[0,0,0,1],"tracking":"normal"}"#,
+         "recording.jsonl:2: key 't': expected a number, found a string"),
+        (#"{"type":"uwb","t":1,"object":"tag","distance":1e999,"direction":null}"#,
+         "recording.jsonl:2: key 'distance': not a finite number"),
+        (#"{"type":"uwb","t":1,"object":"tag","distance":2,"direction":[0,0,-2]}"#,
+         "recording.jsonl:2: key 'direction': not a unit vector (norm 2.0)"),
+        (#"{"type":"uwb","t":1,"object":"lamp","distance":2,"direction":null}"#,
+         "recording.jsonl:2: key 'object': object 'lamp' is not declared in the header"),
+        (#"{"type":"teleport","t":1}"#, "recording.jsonl:2: key 'type': unknown type 'teleport'"),
+        (#"{"type":"pose","t":1,"position":[0,1.4,0],"orientation":[0,0,0,1],"tracking":"lost"}"#,
+         "recording.jsonl:2: key 'tracking': unknown tracking state 'lost' (expected normal, limited or notAvailable)"),
+        (#"{"type":"pose","t":1,"position":[0,1.4],"orientation":[0,0,0,1],"tracking":"normal"}"#,
+         "recording.jsonl:2: key 'position': expected 3 numbers, found 2"),
+        (#"{"type":"pose","t":1,"position":[0,1.4,0],"orientation":[0,0,0,1],"tracking":"normal""#,
+         "recording.jsonl:2: invalid JSON at column 86: unexpected end of line (truncated JSON?)"),
+    ]
+
+    @Test(arguments: invalidCases)
+    func invalidLinesNameFileLineAndKey(line: String, message: String) throws {
+        #expect(try Self.readingError(Self.header + "\n" + line + "\n") == message)
+    }
+
+    /// The format's own example direction has norm 0.9963, outside its 1e-3 tolerance.
+    @Test func theSpecExampleDirectionIsNotUnitAndIsRejected() throws {
+        let line = #"{"type":"uwb","t":0.100,"object":"tag","distance":3.21,"direction":[0.10,-0.05,-0.99]}"#
+        #expect(try Self.readingError(Self.header + "\n" + line + "\n")?.hasPrefix("recording.jsonl:2: key 'direction': not a unit vector (norm 0.996") == true)
+    }
+
+    @Test func timeGoingBackwardsIsAnError() throws {
+        let text = Self.header + "\n" + """
+        {"type":"pose","t":2,"position":[0,1.4,0],"orientation":[0,0,0,1],"tracking":"normal"}
+        {"type":"uwb","t":1.5,"object":"tag","distance":2,"direction":null}
+
+        """
+        #expect(try Self.readingError(text) == "recording.jsonl:3: key 't': time goes backwards (1.5 after 2.0)")
+    }
+
+    @Test func truncatedLastLineAndBadVersionAreErrors() throws {
+        let truncated = Self.header + "\n" + #"{"type":"uwb","t":1,"object":"tag","dist"#
+        #expect(try Self.readingError(truncated)?.hasPrefix("recording.jsonl:2: truncated last line") == true)
+        let v2 = Self.header.replacingOccurrences(of: #""version":1"#, with: #""version":2"#) + "\n"
+        #expect(try Self.readingError(v2) == "recording.jsonl:1: key 'version': unsupported version 2 (this reader supports 1)")
+        #expect(try Self.readingError("") == "recording.jsonl:1: empty recording (no header line)")
+    }
+
+    @Test func estimateLinesFollowTheFormat() throws {
+        let estimate = NearbyObjectEstimate(
+            timestamp: 3.2, objectID: "tag", distance: 3.18, direction: Vector3(0, 0, -1), horizontalAngle: 0.081,
+            verticalDirectionEstimate: .same, worldTransform: WorldTransform(translation: Vector3(1.02, 0.47, -2.97)),
+            convergence: AlgorithmConvergence(status: .converged))
+        #expect(JSONLines.line(estimate) == #"{"t":3.2,"object":"tag","distance":3.18,"direction":[0,0,-1],"horizontalAngle":0.081,"verticalDirectionEstimate":"same","worldTransform":[1,0,0,0,0,1,0,0,0,0,1,0,1.02,0.47,-2.97,1],"convergence":{"status":"converged","reasons":[]}}"#)
+        let withheld = NearbyObjectEstimate(timestamp: 1, objectID: "tag", distance: 4,
+                                            convergence: AlgorithmConvergence(status: .notConverged([.insufficientVerticalSweep, .insufficientMovement])))
+        let value = try JSONLineParser.parse(JSONLines.line(withheld))
+        #expect(value["horizontalAngle"] == .null && value["worldTransform"] == .null && value["direction"] == .null)
+        #expect(value["convergence"]?["reasons"] == .array([.string("insufficientMovement"), .string("insufficientVerticalSweep")]))
+        let session = SessionConvergenceUpdate(timestamp: 5, convergence: AlgorithmConvergence(status: .notConverged(.insufficientLighting)))
+        #expect(JSONLines.line(session) == #"{"t":5,"convergence":{"status":"notConverged","reasons":["insufficientLighting"]}}"#)
+    }
+}
