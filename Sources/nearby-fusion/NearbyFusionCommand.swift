@@ -9,5 +9,5 @@ struct NearbyFusionCommand: ParsableCommand {
         Exit codes: 0 success; 1 a recording or file could not be read or is invalid \
         (the message names file, line and key); 64 bad command-line arguments.
         """,
-        subcommands: [Replay.self, Simulate.self])
+        subcommands: [Replay.self, Simulate.self, Accuracy.self])
 }
