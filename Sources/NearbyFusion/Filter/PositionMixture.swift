@@ -154,19 +154,9 @@ public struct PositionMixture: Sendable {
     public mutating func update<M: ScalarMeasurementModel>(
         model: (Vector3) -> M, measured z: Double, outlierProbability: Double, outlierSpan: Double
     ) -> Bool {
-        var acceptedBySignificant = false
-        let logOutlier = log(outlierProbability / outlierSpan)
-        let logInlier = log(1 - outlierProbability)
-        hypotheses.withUnsafeMutableBufferPointer { h in
-            for i in h.indices {
-                let m = model(h[i].meanInWorld)
-                let outcome = EKFUpdate.update(mean: &h[i].meanInWorld, covariance: &h[i].covariance, model: m, measured: z)
-                h[i].logWeight += Self.logSumExp(logInlier + outcome.logLikelihood, logOutlier)
-                if outcome.accepted && h[i].logWeight > log(0.01) { acceptedBySignificant = true }
-            }
+        updateEach(logOutlierDensity: log(outlierProbability / outlierSpan), outlierProbability: outlierProbability) { mean, covariance in
+            EKFUpdate.update(mean: &mean, covariance: &covariance, model: model(mean), measured: z)
         }
-        normalize()
-        return acceptedBySignificant
     }
 
     /// The same for a 2-dimensional measurement (azimuth and elevation); the outlier
@@ -174,14 +164,21 @@ public struct PositionMixture: Sendable {
     public mutating func update<M: PlanarMeasurementModel>(
         model: (Vector3) -> M, measured z: Vector2, outlierProbability: Double, outlierSpan: Double
     ) -> Bool {
+        updateEach(logOutlierDensity: log(outlierProbability / (outlierSpan * outlierSpan)), outlierProbability: outlierProbability) { mean, covariance in
+            EKFUpdate.update(mean: &mean, covariance: &covariance, model: model(mean), measured: z)
+        }
+    }
+
+    /// Runs one EKF step on every hypothesis and applies the robust weight
+    /// `wᵢ ← wᵢ [(1 − ε) N(νᵢ; 0, Sᵢ) + outlier density]`.
+    private mutating func updateEach(logOutlierDensity: Double, outlierProbability: Double,
+                                     _ step: (inout Vector3, inout Matrix3) -> UpdateOutcome) -> Bool {
         var acceptedBySignificant = false
-        let logOutlier = log(outlierProbability / (outlierSpan * outlierSpan))
         let logInlier = log(1 - outlierProbability)
         hypotheses.withUnsafeMutableBufferPointer { h in
             for i in h.indices {
-                let m = model(h[i].meanInWorld)
-                let outcome = EKFUpdate.update(mean: &h[i].meanInWorld, covariance: &h[i].covariance, model: m, measured: z)
-                h[i].logWeight += Self.logSumExp(logInlier + outcome.logLikelihood, logOutlier)
+                let outcome = step(&h[i].meanInWorld, &h[i].covariance)
+                h[i].logWeight += Self.logSumExp(logInlier + outcome.logLikelihood, logOutlierDensity)
                 if outcome.accepted && h[i].logWeight > log(0.01) { acceptedBySignificant = true }
             }
         }
