@@ -119,8 +119,12 @@ public struct FusionEngine: Sendable {
     /// Takes one UWB update for a registered object and returns what is published.
     public mutating func ingest(_ measurement: UWBMeasurement, for handle: ObjectHandle) -> NearbyObjectEstimate {
         let t = measurement.timestamp
-        var tracker = objects[handle.index]
-        defer { objects[handle.index] = tracker }
+        // Move the tracker out of the array (leaving a shared placeholder) so that its
+        // buffers are uniquely referenced and mutate in place: copying it out would make
+        // every update copy-on-write its hypothesis bank and window.
+        var tracker = ObjectTracker.placeholder
+        swap(&tracker, &objects[handle.index])
+        defer { swap(&tracker, &objects[handle.index]) }
         if tracker.firstUpdateTime == nil { tracker.firstUpdateTime = t }
         tracker.removed = false
 
