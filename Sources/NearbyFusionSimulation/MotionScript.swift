@@ -42,8 +42,74 @@ public enum MotionSegment: Sendable, Hashable {
     }
 }
 
+/// Where the device truly is: a pose for every time of the simulation.
+public protocol DevicePath: Sendable {
+    /// Seconds the path lasts (from 0).
+    var duration: Double { get }
+    /// The true device pose at `t` seconds (clamped to the path).
+    func pose(at t: Double) -> (positionInWorld: Vector3, worldFromDevice: Quaternion)
+}
+
+extension DevicePath {
+    /// Landscape when the device's X axis is closer to vertical than 45°: the radio gives no direction then.
+    public func isLandscape(at t: Double) -> Bool {
+        abs(pose(at: t).worldFromDevice.rotate(Vector3(1, 0, 0)).y) > 0.7071
+    }
+}
+
+/// A recorded trajectory (for example a TUM or EuRoC ground truth, see
+/// ``TrajectoryFormats``) used as the true device path: positions interpolated linearly,
+/// orientations by slerp, time rebased so that the first pose is at 0.
+public struct SampledDevicePath: DevicePath {
+    public let times: [Double]
+    public let positions: [Vector3]
+    public let orientations: [Quaternion]
+    public var duration: Double { times.last ?? 0 }
+
+    /// - Parameter offset: added to every position (to place the path in a scene), metres.
+    public init(poses: [DevicePose], offset: Vector3 = .zero) {
+        let t0 = poses.first?.timestamp ?? 0
+        times = poses.map { $0.timestamp - t0 }
+        positions = poses.map { $0.positionInWorld + offset }
+        orientations = poses.map(\.worldFromDevice)
+    }
+
+    /// The same path moved rigidly (a translation and a rotation about world up) so that it
+    /// starts at `start` with the device's horizontal forward along world −Z, where the
+    /// scripted scenarios start; object placements then mean the same for both.
+    public func aligned(start: Vector3 = Vector3(0, 1.4, 0)) -> SampledDevicePath {
+        guard let p0 = positions.first, let q0 = orientations.first else { return self }
+        let f = q0.rotate(Vector3(0, 0, -1))
+        let heading = atan2(f.x, -f.z)
+        let yaw = Quaternion(angle: heading.isFinite ? heading : 0, axis: .worldUp)
+        return SampledDevicePath(times: times, positions: positions.map { start + yaw.rotate($0 - p0) },
+                                 orientations: orientations.map { (yaw * $0).normalized })
+    }
+
+    init(times: [Double], positions: [Vector3], orientations: [Quaternion]) {
+        self.times = times
+        self.positions = positions
+        self.orientations = orientations
+    }
+
+    public func pose(at t: Double) -> (positionInWorld: Vector3, worldFromDevice: Quaternion) {
+        guard let last = times.indices.last else { return (.zero, .identity) }
+        if t <= times[0] { return (positions[0], orientations[0]) }
+        if t >= times[last] { return (positions[last], orientations[last]) }
+        // Binary search for the segment [k, k + 1] containing t.
+        var lo = 0, hi = last
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2
+            if times[mid] <= t { lo = mid } else { hi = mid }
+        }
+        let span = times[hi] - times[lo]
+        let u = span > 0 ? (t - times[lo]) / span : 0
+        return (positions[lo] + u * (positions[hi] - positions[lo]), Quaternion.slerp(orientations[lo], orientations[hi], u))
+    }
+}
+
 /// The device's true trajectory: a motion script played from a start position and heading.
-public struct DeviceTrajectory: Sendable {
+public struct DeviceTrajectory: DevicePath {
     public struct State: Sendable, Hashable {
         /// Device position in the world, metres.
         public var positionInWorld: Vector3
@@ -113,6 +179,11 @@ public struct DeviceTrajectory: Sendable {
         guard let index = starts.lastIndex(where: { $0.time <= t }) else { return start }
         let (t0, s0) = starts[index]
         return Self.state(of: segments[index], from: s0, at: t - t0)
+    }
+
+    public func pose(at t: Double) -> (positionInWorld: Vector3, worldFromDevice: Quaternion) {
+        let s = state(at: t)
+        return (s.positionInWorld, Self.orientation(heading: s.heading, hold: s.hold))
     }
 
     /// The world-from-device rotation for a heading and hold: a rotation by `−heading`

@@ -94,10 +94,47 @@ public enum ScenarioCatalogue {
         return s
     }
 
+    /// Two accessories at once (one ahead-left on the floor below the table, one to the
+    /// right at head height); the second stops answering at 8 s (a `removed` timeout).
+    public static func twoTags(seed: UInt64) -> SimulationScenario {
+        SimulationScenario(name: "two-tags", trajectory: DeviceTrajectory(segments: coachedMotion + [.still(duration: 2)]),
+                           objects: [SimulatedObject(id: "keys", positionInWorld: Vector3(-1.2, 0.3, -3.5)),
+                                     SimulatedObject(id: "bag", positionInWorld: Vector3(2.5, 1.6, -4.0), removedAt: 8)],
+                           seed: seed)
+    }
+
+    /// A peer (another phone) walking slowly (0.3 m/s) across the room while the user sweeps.
+    public static func walkingPeer(seed: UInt64) -> SimulationScenario {
+        SimulationScenario(name: "walking-peer", trajectory: DeviceTrajectory(segments: coachedMotion + coachedMotion),
+                           objects: [SimulatedObject(id: "friend", kind: .peer, positionInWorld: Vector3(-2.5, 1.3, -4.5),
+                                                     velocityInWorld: Vector3(0.3, 0, 0))],
+                           seed: seed)
+    }
+
+    /// The coached motion with the phone turned to landscape half-way through the sideways
+    /// sweeps: the radio stops giving a direction.
+    public static func landscapeHold(seed: UInt64) -> SimulationScenario {
+        SimulationScenario(name: "landscape-hold",
+                           trajectory: DeviceTrajectory(segments: [.still(duration: 1), .hold(.landscape), .sweepSideways(duration: 6.4),
+                                                                   .sweepUpDown(duration: 4.8), .still(duration: 1)]),
+                           objects: [SimulatedObject(id: "tag", positionInWorld: Vector3(0.9, 1.2, -4.2))], seed: seed)
+    }
+
+    /// A real handheld path (TUM RGB-D `freiburg1_xyz` motion capture, ~30 s of ±0.5 m
+    /// motion on every axis, see `Datasets/tum-fr1-xyz/`) with a simulated UWB radio and
+    /// an accessory 4 m in front of where the path starts; no synthetic tremor.
+    public static func realPath(_ poses: [DevicePose], seed: UInt64) -> SimulationScenario {
+        var s = SimulationScenario(name: "tum-fr1-xyz", trajectory: SampledDevicePath(poses: poses).aligned(),
+                                   objects: [SimulatedObject(id: "tag", positionInWorld: Vector3(0.8, 1.0, -4.0))], seed: seed)
+        s.tremorAmplitude = 0
+        return s
+    }
+
     /// Every named scenario.
     public static let all: [(name: String, make: @Sendable (UInt64) -> SimulationScenario)] = [
         ("still-phone", stillPhone), ("sideways-sweep", sidewaysSweep), ("coached-sweep", { coached(seed: $0) }),
         ("floor-above", floorAbove), ("behind-user", behindUser), ("distance-only", distanceOnly),
         ("dark-room", darkRoom), ("nlos-20-percent", nlos), ("camera-assistance-off", cameraAssistanceOff),
+        ("two-tags", twoTags), ("walking-peer", walkingPeer), ("landscape-hold", landscapeHold),
     ]
 }

@@ -22,8 +22,9 @@ public struct ScenarioRun: Sendable {
     public var updates: [EvaluatedUpdate] = []
     public var sessionChanges: [SessionConvergenceUpdate] = []
 
-    /// Runs `scenario` (object `objectID`) through a fresh engine.
-    public init(_ scenario: SimulationScenario, objectID: String = "tag", options: FusionOptions = FusionOptions(),
+    /// Runs `scenario` through a fresh engine and records the updates of the object
+    /// `objectID` (the scenario's first object when `nil` or not found).
+    public init(_ scenario: SimulationScenario, objectID: String? = nil, options: FusionOptions = FusionOptions(),
                 cameraAssistance: Bool? = nil) {
         let events = Simulator.events(for: scenario)
         guard case .header(let header)? = events.first else { return }
@@ -32,7 +33,8 @@ public struct ScenarioRun: Sendable {
                                   options: options)
         var handles: [String: ObjectHandle] = [:]
         for (id, kind) in header.objects { handles[id] = engine.register(objectID: id, kind: kind) }
-        let object = scenario.objects.first { $0.id == objectID }!
+        guard let object = scenario.objects.first(where: { $0.id == objectID }) ?? scenario.objects.first else { return }
+        let objectID = object.id
         var lastPose: DevicePose?
         for e in events {
             switch e {

@@ -39,6 +39,17 @@ public struct RadioModel: Sendable, Hashable {
     /// Probability that one range is non-line-of-sight, and its positive bias range, metres.
     public var nlosProbability: Double = 0
     public var nlosBiasRange: ClosedRange<Double> = 0.5...2.0
+    /// Mean length, in updates, of a non-line-of-sight burst. 1 draws each update
+    /// independently; longer bursts follow a two-state Markov chain whose stationary NLOS
+    /// probability is `nlosProbability` (leave NLOS with probability 1/L, enter it with
+    /// probability (1/L)·π/(1 − π)).
+    public var nlosMeanBurstLength: Double = 1
+    /// Boxes (a wall, furniture) that add a positive range bias, metres, when the line of
+    /// sight crosses them.
+    public var occluders: [Occluder] = []
+    /// When set, the user's body (modelled as a box 0.45 m wide behind the phone) adds a
+    /// bias from this range to ranges whose line of sight passes through it.
+    public var bodyOcclusionBiasRange: ClosedRange<Double>? = nil
     /// Probability that a whole update is lost.
     public var dropoutProbability: Double = 0.02
     /// Probability that the direction is missing inside the field of view.
@@ -46,6 +57,38 @@ public struct RadioModel: Sendable, Hashable {
     /// UWB antenna relative to the camera, device frame, metres.
     public var antennaOffsetInDevice: Vector3 = .zero
     public init() {}
+}
+
+/// An axis-aligned box in the world that biases ranges through it (non-line-of-sight).
+public struct Occluder: Sendable, Hashable {
+    public var minimumCorner: Vector3
+    public var maximumCorner: Vector3
+    /// Positive range bias, metres, drawn uniformly per update.
+    public var biasRange: ClosedRange<Double>
+
+    public init(minimumCorner: Vector3, maximumCorner: Vector3, biasRange: ClosedRange<Double>) {
+        self.minimumCorner = minimumCorner
+        self.maximumCorner = maximumCorner
+        self.biasRange = biasRange
+    }
+
+    /// Whether the segment from `a` to `b` crosses the box (slab test).
+    public func blocks(from a: Vector3, to b: Vector3) -> Bool {
+        var t0 = 0.0, t1 = 1.0
+        let d = b - a
+        for (o, dir, lo, hi) in [(a.x, d.x, minimumCorner.x, maximumCorner.x), (a.y, d.y, minimumCorner.y, maximumCorner.y),
+                                 (a.z, d.z, minimumCorner.z, maximumCorner.z)] {
+            if abs(dir) < 1e-12 {
+                if o < lo || o > hi { return false }
+            } else {
+                var ta = (lo - o) / dir, tb = (hi - o) / dir
+                if ta > tb { swap(&ta, &tb) }
+                t0 = max(t0, ta); t1 = min(t1, tb)
+                if t0 > t1 { return false }
+            }
+        }
+        return true
+    }
 }
 
 /// The VIO's sensing model and the scene.
@@ -70,14 +113,17 @@ public struct VIOModel: Sendable, Hashable {
 /// (VIO, radio).
 public struct SimulationScenario: Sendable {
     public var name: String
-    public var trajectory: DeviceTrajectory
+    public var trajectory: any DevicePath
     public var objects: [SimulatedObject]
     public var radio = RadioModel()
     public var vio = VIOModel()
     public var deviceName = "phone"
+    /// Amplitude of each of the hand-tremor sinusoids, metres (0 for a recorded path,
+    /// which has its own).
+    public var tremorAmplitude = 0.0015
     public var seed: UInt64
 
-    public init(name: String, trajectory: DeviceTrajectory, objects: [SimulatedObject], seed: UInt64) {
+    public init(name: String, trajectory: any DevicePath, objects: [SimulatedObject], seed: UInt64) {
         self.name = name
         self.trajectory = trajectory
         self.objects = objects
@@ -97,19 +143,21 @@ public enum Simulator {
         var angleNoise = NoiseStream(seed: s.seed, source: "uwb.angle")
         var nlosNoise = NoiseStream(seed: s.seed, source: "uwb.nlos")
         var dropNoise = NoiseStream(seed: s.seed, source: "uwb.dropout")
+        var occlusionNoise = NoiseStream(seed: s.seed, source: "uwb.occlusion")
+        var inBurst: [String: Bool] = [:]
 
         // Hand tremor: three sinusoids (4–10 Hz, ~1.5 mm each) with seeded phases per axis.
         var tremorTerms: [(axis: Vector3, amplitude: Double, frequency: Double, phase: Double)] = []
         for axis in [Vector3(1, 0, 0), Vector3(0, 1, 0), Vector3(0, 0, 1)] {
             for _ in 0..<3 {
-                tremorTerms.append((axis, 0.0015, tremor.uniform(4, 10), tremor.uniform(0, 2 * .pi)))
+                tremorTerms.append((axis, s.tremorAmplitude, tremor.uniform(4, 10), tremor.uniform(0, 2 * .pi)))
             }
         }
         func truePose(_ t: Double) -> (Vector3, Quaternion, DeviceHold) {
-            let st = s.trajectory.state(at: t)
-            var p = st.positionInWorld
+            let (position, orientation) = s.trajectory.pose(at: t)
+            var p = position
             for term in tremorTerms { p += term.amplitude * sin(2 * .pi * term.frequency * t + term.phase) * term.axis }
-            return (p, DeviceTrajectory.orientation(heading: st.heading, hold: st.hold), st.hold)
+            return (p, orientation, s.trajectory.isLandscape(at: t) ? .landscape : .portrait)
         }
         let driftDirection = Vector3(driftNoise.gaussian(), 0.3 * driftNoise.gaussian(), driftNoise.gaussian()).normalized
 
@@ -181,8 +229,34 @@ public enum Simulator {
                     var distance: Double? = nil
                     if s.radio.capabilities.supportsPreciseDistanceMeasurement {
                         var r = toObject.length + rangeNoise.gaussian(standardDeviation: s.radio.rangeStandardDeviation)
-                        if nlosNoise.bernoulli(s.radio.nlosProbability) {
+                        let nlos: Bool
+                        if s.radio.nlosMeanBurstLength <= 1 {
+                            nlos = nlosNoise.bernoulli(s.radio.nlosProbability)
+                        } else {
+                            let exit = 1 / s.radio.nlosMeanBurstLength
+                            let pi = min(max(s.radio.nlosProbability, 0), 0.999)
+                            let now = inBurst[o.id] ?? false
+                            nlos = now ? !nlosNoise.bernoulli(exit) : nlosNoise.bernoulli(exit * pi / (1 - pi))
+                            inBurst[o.id] = nlos
+                        }
+                        if nlos {
                             r += nlosNoise.uniform(s.radio.nlosBiasRange.lowerBound, s.radio.nlosBiasRange.upperBound)
+                        }
+                        for wall in s.radio.occluders where wall.blocks(from: antenna, to: objectPosition) {
+                            r += occlusionNoise.uniform(wall.biasRange.lowerBound, wall.biasRange.upperBound)
+                        }
+                        if let body = s.radio.bodyOcclusionBiasRange {
+                            // The user's torso: 0.45 m wide, 0.6 m tall, 0.25 m deep, starting 0.3 m behind the phone.
+                            let forward = Vector3(q.rotate(Vector3(0, 0, -1)).x, 0, q.rotate(Vector3(0, 0, -1)).z).normalized
+                            let right = Vector3(-forward.z, 0, forward.x)
+                            let centre = p - 0.425 * forward - Vector3(0, 0.25, 0)
+                            let local = Occluder(minimumCorner: Vector3(-0.225, -0.3, -0.125), maximumCorner: Vector3(0.225, 0.3, 0.125),
+                                                 biasRange: body)
+                            // Express the segment in the torso's frame (right, up, −forward).
+                            func toLocal(_ v: Vector3) -> Vector3 { let d = v - centre; return Vector3(d.dot(right), d.y, -d.dot(forward)) }
+                            if local.blocks(from: toLocal(antenna), to: toLocal(objectPosition)) {
+                                r += occlusionNoise.uniform(body.lowerBound, body.upperBound)
+                            }
                         }
                         distance = max(r, 0.01)
                     }

@@ -16,15 +16,50 @@ struct Replay: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Override the header's camera assistance capability.")
     var cameraAssistance: Bool?
 
+    @Option(help: "Also write the fused object positions (each published worldTransform) as a TUM trajectory, for evo.")
+    var tum: String?
+
+    @Option(help: "With --tum: write the recording's truth at the same times as a TUM trajectory.")
+    var truthTum: String?
+
+    @Option(help: "With --tum: the object to export (default: the header's first).")
+    var object: String?
+
+    func validate() throws {
+        if truthTum != nil && tum == nil { throw ValidationError("--truth-tum needs --tum") }
+    }
+
+    /// The header's first object (the TUM export's default); read before the replay.
+    var firstObject: String? {
+        guard tum != nil, recording != "-", var reader = try? RecordingReader(path: recording) else { return nil }
+        return (try? reader.readHeader())?.objects.first?.id
+    }
+
     func run() throws {
         var sink: LineSink?
         if let output { sink = try LineSink(path: output) }
+        let tumSink = try tum.map { try LineSink(path: $0) }
+        let truthSink = try truthTum.map { try LineSink(path: $0) }
+        // Truth for the exported object: static, or the latest timed truth line. The replay
+        // sees truth lines in file order, so a timed truth is matched to the next estimate.
+        var truthByObject: [String: Vector3] = [:]
+        let exportedObject = object ?? firstObject
         let summary: ReplaySummary
         do {
-            summary = try RecordingReplay.run(path: recording, cameraAssistance: cameraAssistance) { line in
+            summary = try RecordingReplay.run(path: recording, cameraAssistance: cameraAssistance, onTruth: { id, p in
+                truthByObject[id] = p
+            }) { line in
                 try sink?.write(line.jsonLine)
+                if let tumSink, case .object(let e) = line, e.objectID == exportedObject, let w = e.worldTransform {
+                    try tumSink.write(TrajectoryFormats.tumLine(timestamp: e.timestamp, positionInWorld: w.translation))
+                    if let truthSink, let p = truthByObject[e.objectID] {
+                        try truthSink.write(TrajectoryFormats.tumLine(timestamp: e.timestamp, positionInWorld: p))
+                    }
+                }
             }
             try sink?.close()
+            try tumSink?.close()
+            try truthSink?.close()
         } catch let e as RecordingError {
             throw CommandFailure(message: e.description)
         } catch let e as ReplayError {

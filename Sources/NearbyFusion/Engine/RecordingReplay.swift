@@ -53,7 +53,9 @@ public enum RecordingReplay {
     /// - Parameters:
     ///   - cameraAssistance: overrides the header's `supportsCameraAssistance` when not `nil`.
     ///   - emit: receives every estimate line in order.
+    ///   - onTruth: receives every truth line (object, world position) as it is read.
     public static func run(path: String, options: FusionOptions = FusionOptions(), cameraAssistance: Bool? = nil,
+                           onTruth: (String, Vector3) -> Void = { _, _ in },
                            emit: (EstimateStreamLine) throws -> Void) throws -> ReplaySummary {
         var reader = try RecordingReader(path: path)
         let header = try reader.readHeader()
@@ -104,6 +106,7 @@ public enum RecordingReplay {
                 engine.remove(objectID: id)
             case .truth(let id, _, let p):
                 if let k = slot[id] { summary.objects[k].truthInWorld = p }
+                onTruth(id, p)
             }
         }
         return summary

@@ -84,6 +84,23 @@ public struct Quaternion: Hashable, Sendable {
         self = q.normalized
     }
 
+    /// Spherical linear interpolation from `a` (`u = 0`) to `b` (`u = 1`) along the
+    /// shorter arc: `q(u) = sin((1−u)Ω)/sin Ω · a + sin(uΩ)/sin Ω · b`, `cos Ω = |a·b|`
+    /// (normalised linear interpolation when the two are within ~0.06°).
+    public static func slerp(_ a: Quaternion, _ b: Quaternion, _ u: Double) -> Quaternion {
+        var d = a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w
+        var b = b
+        if d < 0 { d = -d; b = Quaternion(x: -b.x, y: -b.y, z: -b.z, w: -b.w) }
+        let wa: Double, wb: Double
+        if d > 0.9999995 {
+            wa = 1 - u; wb = u
+        } else {
+            let omega = acos(d), s = sin(omega)
+            wa = sin((1 - u) * omega) / s; wb = sin(u * omega) / s
+        }
+        return Quaternion(x: wa * a.x + wb * b.x, y: wa * a.y + wb * b.y, z: wa * a.z + wb * b.z, w: wa * a.w + wb * b.w).normalized
+    }
+
     /// The components as `[x, y, z, w]` (for I/O only; allocates).
     public var array: [Double] { [x, y, z, w] }
 }
