@@ -47,7 +47,15 @@ public enum TrajectoryFormats {
             let v = try numbers(Array(fields.prefix(8)), names: ["timestamp", "p_x", "p_y", "p_z", "q_w", "q_x", "q_y", "q_z"], fail: fail)
             let q = Quaternion(x: v[5], y: v[6], z: v[7], w: v[4])
             guard abs(q.norm - 1) <= 1e-3 else { throw fail("q_w..q_z", "not a unit quaternion (norm \(q.norm))") }
-            return DevicePose(timestamp: v[0] * 1e-9, positionInWorld: yUpFromZUp.rotate(Vector3(v[1], v[2], v[3])),
+            // Nanoseconds since the epoch exceed a Double's integer precision; parse them exactly
+            // and split into seconds and remainder (seconds as a Double then resolve ~0.2 µs).
+            let t: Double
+            if let ns = Int64(fields[0].trimmingCharacters(in: .whitespaces)) {
+                t = Double(ns / 1_000_000_000) + Double(ns % 1_000_000_000) * 1e-9
+            } else {
+                t = v[0] * 1e-9
+            }
+            return DevicePose(timestamp: t, positionInWorld: yUpFromZUp.rotate(Vector3(v[1], v[2], v[3])),
                               worldFromDevice: (yUpFromZUp * q.normalized * bodyFromDevice).normalized)
         }
     }
