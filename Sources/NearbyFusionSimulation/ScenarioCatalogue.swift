@@ -120,13 +120,23 @@ public enum ScenarioCatalogue {
                            objects: [SimulatedObject(id: "tag", positionInWorld: Vector3(0.9, 1.2, -4.2))], seed: seed)
     }
 
-    /// A real handheld path (TUM RGB-D `freiburg1_xyz` motion capture, ~30 s of ±0.5 m
-    /// motion on every axis, see `Datasets/tum-fr1-xyz/`) with a simulated UWB radio and
-    /// an accessory 4 m in front of where the path starts; no synthetic tremor.
-    public static func realPath(_ poses: [DevicePose], seed: UInt64) -> SimulationScenario {
-        var s = SimulationScenario(name: "tum-fr1-xyz", trajectory: SampledDevicePath(poses: poses).aligned(),
-                                   objects: [SimulatedObject(id: "tag", positionInWorld: Vector3(0.8, 1.0, -4.0))], seed: seed)
-        s.tremorAmplitude = 0
+    /// Ten minutes for throughput: the user sweeps, walks around the room, turns, holds the
+    /// phone still, in landscape for a while, with two accessories and 10 % NLOS in bursts.
+    public static func longSession(seed: UInt64) -> SimulationScenario {
+        var loop: [MotionSegment] = coachedMotion
+        // A closed loop: every walk, step and turn is undone before it repeats.
+        loop += [.walk(duration: 3, distance: 1.5), .turn(duration: 2, angle: .pi / 4), .figureEight(duration: 6),
+                 .turn(duration: 2, angle: -.pi / 4), .walk(duration: 3, distance: -1.5), .sidestep(duration: 3, distance: -1),
+                 .hold(.landscape), .sweepSideways(duration: 3.2), .hold(.portrait), .sidestep(duration: 3, distance: 1),
+                 .still(duration: 4.8)]
+        var segments: [MotionSegment] = []
+        while segments.reduce(0, { $0 + $1.duration }) < 600 { segments += loop }
+        var s = SimulationScenario(name: "long-session", trajectory: DeviceTrajectory(segments: segments),
+                                   objects: [SimulatedObject(id: "keys", positionInWorld: Vector3(-1.2, 0.3, -3.5)),
+                                             SimulatedObject(id: "bag", positionInWorld: Vector3(2.5, 1.6, -4.0))],
+                                   seed: seed)
+        s.radio.nlosProbability = 0.1
+        s.radio.nlosMeanBurstLength = 5
         return s
     }
 
@@ -136,5 +146,6 @@ public enum ScenarioCatalogue {
         ("floor-above", floorAbove), ("behind-user", behindUser), ("distance-only", distanceOnly),
         ("dark-room", darkRoom), ("nlos-20-percent", nlos), ("camera-assistance-off", cameraAssistanceOff),
         ("two-tags", twoTags), ("walking-peer", walkingPeer), ("landscape-hold", landscapeHold),
+        ("long-session", longSession),
     ]
 }

@@ -78,6 +78,71 @@ struct RecordingTests {
          "recording.jsonl:2: invalid JSON at column 86: unexpected end of line (truncated JSON?)"),
     ]
 
+    static let moreInvalidCases: [(String, String)] = [
+        (#"{"type":"pose","t":1,"position":[0,1.4,0],"orientation":[0,0,0,1],"tracking":"limited"}"#,
+         "recording.jsonl:2: key 'trackingReason': missing required key"),
+        (#"{"type":"pose","t":1,"position":[0,1.4,0],"orientation":[0,0,0,1],"tracking":"limited","trackingReason":"tired"}"#,
+         "recording.jsonl:2: key 'trackingReason': unknown tracking reason 'tired'"),
+        (#"{"type":"pose","t":1,"position":[0,1.4,0],"orientation":[0,0,0,1],"tracking":"normal","ambientIntensity":-5}"#,
+         "recording.jsonl:2: key 'ambientIntensity': negative intensity -5.0"),
+        (#"{"type":"uwb","t":1,"object":"tag","distance":-0.5,"direction":null}"#,
+         "recording.jsonl:2: key 'distance': negative distance -0.5"),
+        (#"{"type":"uwb","t":1,"object":"tag","distance":"far","direction":null}"#,
+         "recording.jsonl:2: key 'distance': expected a number or null, found a string"),
+        (#"{"type":"uwb","t":1,"distance":2,"direction":null}"#, "recording.jsonl:2: key 'object': missing required key"),
+        (#"{"type":"removed","t":1,"object":"tag","reason":"bored"}"#,
+         "recording.jsonl:2: key 'reason': unknown removal reason 'bored' (expected timeout or peerEnded)"),
+        (#"{"type":"truth","object":"tag"}"#, "recording.jsonl:2: key 'position': missing required key"),
+        (#"{"type":"header","format":"nearby-recording","version":1,"device":{},"objects":[]}"#,
+         "recording.jsonl:2: key 'type': a second header"),
+        (#"{"type":"uwb","t":1,"t":2,"object":"tag","distance":2,"direction":null}"#,
+         "recording.jsonl:2: invalid JSON at column 21: duplicate key 't'"),
+        (#"[1,2,3]"#, "recording.jsonl:2: expected a JSON object, found an array"),
+        (#"{"t":1}"#, "recording.jsonl:2: key 'type': missing required key"),
+        (#"{"type":"pose","t":NaN,"position":[0,1.4,0],"orientation":[0,0,0,1],"tracking":"normal"}"#,
+         "recording.jsonl:2: invalid JSON at column 20: unexpected character 'N'"),
+    ]
+
+    @Test(arguments: moreInvalidCases)
+    func moreInvalidLinesNameFileLineAndKey(line: String, message: String) throws {
+        #expect(try Self.readingError(Self.header + "\n" + line + "\n") == message)
+    }
+
+    static let invalidHeaders: [(String, String)] = [
+        (#"{"type":"pose","t":0,"position":[0,0,0],"orientation":[0,0,0,1],"tracking":"normal"}"#,
+         "recording.jsonl:1: key 'type': the first line must be the header, found 'pose'"),
+        (#"{"type":"header","format":"other-format","version":1,"device":{},"objects":[]}"#,
+         "recording.jsonl:1: key 'format': unknown format 'other-format' (expected nearby-recording)"),
+        (#"{"type":"header","format":"nearby-recording","device":{},"objects":[]}"#,
+         "recording.jsonl:1: key 'version': missing required key"),
+        (#"{"type":"header","format":"nearby-recording","version":1,"objects":[]}"#,
+         "recording.jsonl:1: key 'device': missing required key"),
+        (#"{"type":"header","format":"nearby-recording","version":1,"device":{"supportsCameraAssistance":"yes"},"objects":[]}"#,
+         "recording.jsonl:1: key 'device.supportsCameraAssistance': expected a boolean, found a string"),
+        (#"{"type":"header","format":"nearby-recording","version":1,"device":{},"objects":[{"id":"a","kind":"lamp"}]}"#,
+         "recording.jsonl:1: key 'objects[0].kind': unknown kind 'lamp' (expected accessory or peer)"),
+        (#"{"type":"header","format":"nearby-recording","version":1,"device":{},"objects":[{"id":"a","kind":"peer"},{"id":"a","kind":"peer"}]}"#,
+         "recording.jsonl:1: key 'objects[1].id': duplicate object 'a'"),
+        (#"{"type":"header","format":"nearby-recording","version":1,"device":{},"objects":{}}"#,
+         "recording.jsonl:1: key 'objects': expected an array, found an object"),
+    ]
+
+    @Test(arguments: invalidHeaders)
+    func invalidHeadersNameTheKey(line: String, message: String) throws {
+        #expect(try Self.readingError(line + "\n") == message)
+    }
+
+    @Test func invalidARConfigurationIsRefusedBeforeReplay() throws {
+        let header = Self.header.replacingOccurrences(of: #""objects""#, with: #""arConfiguration":{"worldAlignment":"gravity","collaborationEnabled":true},"objects""#)
+        let path = try Self.temporaryFile(header + "\n")
+        #expect(throws: ReplayError.self) { try RecordingReplay.run(path: path) { _ in } }
+    }
+
+    @Test func blankLinesAndUnknownKeysAreAccepted() throws {
+        let text = Self.header + "\n\n" + #"{"type":"uwb","t":1,"object":"tag","distance":2,"direction":null,"rssi":-70}"# + "\n   \n"
+        #expect(try Self.readingError(text) == nil)
+    }
+
     @Test(arguments: invalidCases)
     func invalidLinesNameFileLineAndKey(line: String, message: String) throws {
         #expect(try Self.readingError(Self.header + "\n" + line + "\n") == message)

@@ -129,6 +129,7 @@ public struct JSONLineParser {
             skipSpace()
             guard i < bytes.count else { throw fail("unexpected end of line (truncated JSON?)") }
             guard bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a key string") }
+            let keyStart = i
             let key = try string()
             skipSpace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else {
@@ -137,7 +138,7 @@ public struct JSONLineParser {
             i += 1
             skipSpace()
             let v = try value()
-            if members.contains(where: { $0.0 == key }) { throw fail("duplicate key '\(key)'") }
+            if members.contains(where: { $0.0 == key }) { throw SyntaxError(offset: keyStart, message: "duplicate key '\(key)'") }
             members.append((key, v))
             skipSpace()
             guard i < bytes.count else { throw fail("unexpected end of line (truncated JSON?)") }
