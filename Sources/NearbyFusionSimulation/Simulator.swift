@@ -9,8 +9,9 @@ public struct SimulatedObject: Sendable, Hashable {
     public var positionInWorld: Vector3
     /// Constant velocity (a slowly walking peer), m/s.
     public var velocityInWorld: Vector3
-    /// The object stops answering (a `removed` timeout event) at this time, seconds.
+    /// The object is removed at this time, seconds, for `removalReason`.
     public var removedAt: Double?
+    public var removalReason: RemovalReason = .timeout
 
     public init(id: String, kind: ObjectKind = .accessory, positionInWorld: Vector3, velocityInWorld: Vector3 = .zero,
                 removedAt: Double? = nil) {
@@ -216,7 +217,7 @@ public enum Simulator {
                     if removed.contains(o.id) { continue }
                     if let r = o.removedAt, t >= r {
                         removed.insert(o.id)
-                        events.append(.removed(objectID: o.id, timestamp: round6(t), reason: .timeout))
+                        events.append(.removed(objectID: o.id, timestamp: round6(t), reason: o.removalReason))
                         continue
                     }
                     let objectPosition = o.position(at: t)

@@ -5,11 +5,15 @@ import NearbyFusionSimulation
 
 struct Simulate: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Write a simulated recording of a built-in scenario (optionally along a recorded device path).",
-        discussion: "Scenarios: " + ScenarioCatalogue.all.map(\.name).joined(separator: ", "))
+        abstract: "Write a simulated recording from a script or a built-in scenario.",
+        discussion: "Built-in scenarios: " + ScenarioCatalogue.all.map(\.name).joined(separator: ", ")
+            + ". --tum/--euroc replace the device path with a recorded one.")
 
-    @Option(help: "The scenario's name.")
-    var scenario: String
+    @Argument(help: "A simulation script (format: README, 'Simulation scripts'; examples in Datasets/scripts/).")
+    var script: String?
+
+    @Option(help: "A built-in scenario instead of a script.")
+    var scenario: String?
 
     @Option(help: "The random seed (the same seed gives the same bytes).")
     var seed: UInt64 = 1
@@ -25,14 +29,32 @@ struct Simulate: ParsableCommand {
 
     func validate() throws {
         if tum != nil && euroc != nil { throw ValidationError("give --tum or --euroc, not both") }
-        guard ScenarioCatalogue.all.contains(where: { $0.name == scenario }) else {
-            throw ValidationError("unknown scenario '\(scenario)'; known: " + ScenarioCatalogue.all.map(\.name).joined(separator: ", "))
+        switch (script, scenario) {
+        case (nil, nil): throw ValidationError("give a SCRIPT or --scenario NAME")
+        case (_?, _?): throw ValidationError("give a SCRIPT or --scenario NAME, not both")
+        case (nil, let name?):
+            guard ScenarioCatalogue.all.contains(where: { $0.name == name }) else {
+                throw ValidationError("unknown scenario '\(name)'; known: " + ScenarioCatalogue.all.map(\.name).joined(separator: ", "))
+            }
+        default: break
         }
     }
 
     func run() throws {
-        let make = ScenarioCatalogue.all.first(where: { $0.name == scenario })!.make
-        var simulation = make(seed)
+        var simulation: SimulationScenario
+        if let script {
+            guard let data = FileManager.default.contents(atPath: script) else {
+                throw CommandFailure(message: "\(script): cannot open file")
+            }
+            do {
+                simulation = try SimulationScript.parse(String(decoding: data, as: UTF8.self), file: script,
+                                                        directory: (script as NSString).deletingLastPathComponent, seed: seed)
+            } catch {
+                throw CommandFailure(message: error.description)
+            }
+        } else {
+            simulation = ScenarioCatalogue.all.first(where: { $0.name == scenario })!.make(seed)
+        }
         do {
             if let tum {
                 simulation.trajectory = SampledDevicePath(poses: try TrajectoryFormats.readTUM(path: tum)).aligned()
