@@ -7,7 +7,8 @@ struct NearbyFusionCommand: ParsableCommand {
         abstract: "UWB + VIO fusion in the manner of Nearby Interaction's camera assistance.",
         discussion: """
         Exit codes: 0 success; 1 a recording or file could not be read or is invalid \
-        (the message names file, line and key); 64 bad command-line arguments.
+        (the message names file, line and key); 2 `coach` expectations failed; \
+        64 bad command-line arguments.
         """,
-        subcommands: [Replay.self, Simulate.self, Accuracy.self])
+        subcommands: [Replay.self, Evaluate.self, Coach.self, Simulate.self, Accuracy.self])
 }

@@ -61,6 +61,13 @@ public struct FusionEngine: Sendable {
         objects[i].hasConverged = false
     }
 
+    /// The object's current position estimate (mixture mean and covariance, world frame,
+    /// metres and m²), or `nil` before the first range. Allocation-free.
+    public func moments(_ handle: ObjectHandle) -> MixtureMoments? {
+        let o = objects[handle.index]
+        return o.mixture.isEmpty ? nil : o.mixture.moments
+    }
+
     /// A snapshot of an object's estimator state.
     public func snapshot(_ handle: ObjectHandle) -> ObjectStateSnapshot {
         let o = objects[handle.index]

@@ -1,0 +1,237 @@
+import Foundation
+
+/// What a coaching expectation file says must hold, and whether it did.
+///
+/// One expectation per line (`#` comments):
+///
+/// ```
+/// QUANTIFIER FROM TO SUBJECT CLAUSE
+/// always     0.4  1.0  tag  includes insufficientMovement
+/// eventually 1.0  4.0  tag  status converged
+/// always     3.0  end  tag  vertical same
+/// always     0    end  session excludes insufficientLighting
+/// ```
+///
+/// - `QUANTIFIER`: `always` (every update in the window satisfies the clause; a window
+///   with no update fails) or `eventually` (at least one does).
+/// - `FROM TO`: seconds from the recording's first timestamp, inclusive; `TO` may be `end`.
+/// - `SUBJECT`: an object id, or `session` for session-level convergence (judged on the
+///   status in force at every moment of the window).
+/// - `CLAUSE`: `status unknown|converged|notConverged`; `reasons R1,R2` (exactly that set;
+///   `reasons none`); `includes R`; `excludes R`; `vertical unknown|same|above|below|aboveOrBelow|null`;
+///   `available OUTPUT`; `withheld OUTPUT` (OUTPUT: distance, direction, horizontalAngle,
+///   verticalDirectionEstimate, worldTransform); `angle-within DEGREES` (every published
+///   horizontalAngle within that of the truth; needs `truth` lines).
+public struct CoachingExpectation: Sendable, Hashable {
+    public enum Quantifier: String, Sendable { case always, eventually }
+    public enum Clause: Sendable, Hashable {
+        case status(String)
+        case reasons(ConvergenceReasons)
+        case includes(ConvergenceReasons)
+        case excludes(ConvergenceReasons)
+        case vertical(String)
+        case available(String)
+        case withheld(String)
+        case angleWithin(Double)
+    }
+
+    public var line: Int
+    public var quantifier: Quantifier
+    public var from: Double
+    public var to: Double
+    public var subject: String
+    public var clause: Clause
+    /// The expectation as written (for reports).
+    public var text: String
+
+    public static let outputs = ["distance", "direction", "horizontalAngle", "verticalDirectionEstimate", "worldTransform"]
+
+    /// Parses an expectation file.
+    public static func parse(_ text: String, file: String) throws(RecordingError) -> [CoachingExpectation] {
+        var out: [CoachingExpectation] = []
+        var number = 0
+        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            number += 1
+            let content = String(raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            if content.isEmpty { continue }
+            let w = content.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+            let n = number
+            func fail(_ key: String?, _ m: String) -> RecordingError { RecordingError(file: file, line: n, key: key, message: m) }
+            guard w.count == 6 else { throw fail(nil, "expected 'QUANTIFIER FROM TO SUBJECT CLAUSE ARGUMENT' (6 words), found \(w.count)") }
+            guard let q = Quantifier(rawValue: w[0]) else { throw fail("quantifier", "expected always or eventually, found '\(w[0])'") }
+            guard let from = Double(w[1]), from.isFinite else { throw fail("from", "'\(w[1])' is not a number") }
+            let to: Double
+            if w[2] == "end" { to = .infinity } else {
+                guard let t = Double(w[2]), t.isFinite else { throw fail("to", "'\(w[2])' is not a number or 'end'") }
+                to = t
+            }
+            guard to >= from else { throw fail("to", "the window ends (\(w[2])) before it starts (\(w[1]))") }
+            func reasons(_ s: String) throws(RecordingError) -> ConvergenceReasons {
+                if s == "none" { return [] }
+                var set: ConvergenceReasons = []
+                for name in s.split(separator: ",") {
+                    guard let r = ConvergenceReasons(name: String(name)) else { throw fail("reasons", "unknown reason '\(name)'") }
+                    set.insert(r)
+                }
+                return set
+            }
+            let clause: Clause
+            switch w[4] {
+            case "status":
+                guard ["unknown", "converged", "notConverged"].contains(w[5]) else { throw fail("status", "unknown status '\(w[5])'") }
+                clause = .status(w[5])
+            case "reasons": clause = .reasons(try reasons(w[5]))
+            case "includes": clause = .includes(try reasons(w[5]))
+            case "excludes": clause = .excludes(try reasons(w[5]))
+            case "vertical":
+                guard VerticalDirectionEstimate(rawValue: w[5]) != nil || w[5] == "null" else { throw fail("vertical", "unknown vertical estimate '\(w[5])'") }
+                clause = .vertical(w[5])
+            case "available", "withheld":
+                guard outputs.contains(w[5]) else { throw fail(w[4], "unknown output '\(w[5])'") }
+                clause = w[4] == "available" ? .available(w[5]) : .withheld(w[5])
+            case "angle-within":
+                guard let d = Double(w[5]), d > 0 else { throw fail("angle-within", "'\(w[5])' is not a positive number of degrees") }
+                clause = .angleWithin(d)
+            default:
+                throw fail("clause", "unknown clause '\(w[4])' (status, reasons, includes, excludes, vertical, available, withheld, angle-within)")
+            }
+            if w[3] == "session" {
+                switch clause {
+                case .status, .reasons, .includes, .excludes: break
+                default: throw fail("subject", "the session has only a convergence status")
+                }
+            }
+            out.append(CoachingExpectation(line: n, quantifier: q, from: from, to: to, subject: w[3], clause: clause, text: content))
+        }
+        return out
+    }
+}
+
+/// The verdict on one expectation.
+public struct CoachingVerdict: Sendable {
+    public var expectation: CoachingExpectation
+    public var passed: Bool
+    /// Updates (or session states) in the window.
+    public var considered: Int
+    /// What was reported instead, when it failed.
+    public var detail: String
+}
+
+/// Checks expectations against a replay of a recording.
+public enum CoachingCheck {
+    struct Sample {
+        var time: Double
+        var estimate: NearbyObjectEstimate?
+        var session: ConvergenceStatus?
+        var angleError: Double?
+    }
+
+    static func describe(_ s: ConvergenceStatus) -> String {
+        switch s {
+        case .notConverged(let r): return "notConverged(\(r.names.joined(separator: ",")))"
+        default: return s.name
+        }
+    }
+
+    public static func check(recording path: String, expectations: [CoachingExpectation],
+                             options: FusionOptions = FusionOptions()) throws -> [CoachingVerdict] {
+        var samples: [String: [Sample]] = [:]
+        var sessionChanges: [(Double, ConvergenceStatus)] = []
+        var start: Double?
+        var truth: [String: Vector3] = [:]
+        var lastPose: DevicePose?
+        var reader = try RecordingReader(path: path)
+        let header = try reader.readHeader()
+        var engine = FusionEngine(capabilities: header.capabilities, options: options)
+        var handles: [String: ObjectHandle] = [:]
+        for (id, kind) in header.objects { handles[id] = engine.register(objectID: id, kind: kind) }
+        while let event = try reader.next() {
+            if start == nil, let t = event.timestamp { start = t }
+            let t0 = start ?? 0
+            switch event {
+            case .pose(let p):
+                lastPose = p
+                if let c = engine.ingest(p) { sessionChanges.append((c.timestamp - t0, c.convergence.status)) }
+            case .uwb(let id, let m):
+                let e = engine.ingest(m, for: handles[id]!)
+                var angleError: Double?
+                if let a = e.horizontalAngle, let p = truth[id], let pose = lastPose,
+                   let trueAngle = HorizontalAngle.angle(objectInWorld: p, devicePositionInWorld: pose.positionInWorld, worldFromDevice: pose.worldFromDevice) {
+                    angleError = abs(Angle.degrees(radians: Angle.wrapped(a - trueAngle)))
+                }
+                samples[id, default: []].append(Sample(time: m.timestamp - t0, estimate: e, angleError: angleError))
+            case .truth(let id, _, let p): truth[id] = p
+            case .removed(let id, _, _): engine.remove(objectID: id)
+            case .header: break
+            }
+        }
+        let end = samples.values.flatMap { $0.map(\.time) }.max() ?? 0
+        return expectations.map { x in
+            let window: [Sample]
+            if x.subject == "session" {
+                // The status in force at FROM, then every change inside the window.
+                var status: ConvergenceStatus = .unknown
+                for (t, s) in sessionChanges where t <= x.from { status = s }
+                var list = [Sample(time: x.from, session: status)]
+                for (t, s) in sessionChanges where t > x.from && t <= min(x.to, end) { list.append(Sample(time: t, session: s)) }
+                window = list
+            } else {
+                window = (samples[x.subject] ?? []).filter { $0.time >= x.from && $0.time <= x.to }
+            }
+            if window.isEmpty {
+                return CoachingVerdict(expectation: x, passed: false, considered: 0,
+                                       detail: samples[x.subject] == nil && x.subject != "session" ? "no object '\(x.subject)' in the recording" : "no update in the window")
+            }
+            var failures: [(Double, String)] = []
+            var successes = 0
+            for s in window {
+                let (ok, reported) = evaluate(x.clause, s)
+                if ok { successes += 1 } else { failures.append((s.time, reported)) }
+            }
+            switch x.quantifier {
+            case .always:
+                guard let first = failures.first else { return CoachingVerdict(expectation: x, passed: true, considered: window.count, detail: "") }
+                return CoachingVerdict(expectation: x, passed: false, considered: window.count,
+                                       detail: String(format: "at %.2f s reported %@ (%d of %d in the window)", first.0, first.1, failures.count, window.count))
+            case .eventually:
+                if successes > 0 { return CoachingVerdict(expectation: x, passed: true, considered: window.count, detail: "") }
+                let last = failures.last!
+                return CoachingVerdict(expectation: x, passed: false, considered: window.count,
+                                       detail: String(format: "never in %d updates; last reported %@ at %.2f s", window.count, last.1, last.0))
+            }
+        }
+    }
+
+    static func evaluate(_ clause: CoachingExpectation.Clause, _ s: Sample) -> (Bool, String) {
+        let status = s.session ?? s.estimate?.convergence?.status
+        let statusText = status.map(describe) ?? "no convergence (camera assistance off)"
+        let reasons = status?.reasons ?? []
+        switch clause {
+        case .status(let name): return (status?.name == name, statusText)
+        case .reasons(let set): return (status != nil && reasons == set, statusText)
+        case .includes(let set): return (reasons.isSuperset(of: set), statusText)
+        case .excludes(let set): return (reasons.isDisjoint(with: set), statusText)
+        case .vertical(let v):
+            let published = s.estimate?.verticalDirectionEstimate?.rawValue ?? "null"
+            return (published == v, "vertical \(published)")
+        case .available(let output), .withheld(let output):
+            guard let e = s.estimate else { return (false, "no estimate") }
+            let present: Bool
+            switch output {
+            case "distance": present = e.distance != nil
+            case "direction": present = e.direction != nil
+            case "horizontalAngle": present = e.horizontalAngle != nil
+            case "verticalDirectionEstimate": present = e.verticalDirectionEstimate != nil
+            default: present = e.worldTransform != nil
+            }
+            let wantPresent: Bool
+            if case .available = clause { wantPresent = true } else { wantPresent = false }
+            return (present == wantPresent, "\(output) \(present ? "published" : "withheld") (\(statusText))")
+        case .angleWithin(let degrees):
+            guard s.estimate?.horizontalAngle != nil else { return (true, "") }
+            guard let error = s.angleError else { return (false, "no truth to compare with") }
+            return (error <= degrees, String(format: "horizontalAngle %.1f° off", error))
+        }
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+
+/// Accuracy of the engine on one object of a recording that carries `truth` lines.
+public struct ObjectEvaluation: Codable, Sendable {
+    public var object: String
+    public var updates: Int
+    /// |horizontalAngle − truth| of every published horizontal angle, degrees.
+    public var horizontalAngleErrorDegrees: ErrorStatistics?
+    /// ‖worldTransform translation − truth‖ of every published transform, metres.
+    public var positionErrorMetres: ErrorStatistics?
+    /// Share of updates (0…1) in which each output was published.
+    public var availability: [String: Double]
+    /// Truth category (rows: same, above, below) → published estimate (columns: unknown,
+    /// same, above, below, aboveOrBelow, null) → count.
+    public var verticalConfusion: [String: [String: Int]]
+    /// Seconds from the object's first update to its first `converged` status.
+    public var timeToConvergenceSeconds: Double?
+    /// Share of `converged` updates whose horizontal angle was more than 15° off.
+    public var falseConvergedRate: Double?
+    /// Mean NEES `(p̂ − p)ᵀ P⁻¹ (p̂ − p)` of the position over converged updates (3 is ideal).
+    public var meanNEES: Double?
+    /// Raw values, for pooling across recordings (not encoded).
+    var angleErrors: [Double] = []
+    var positionErrors: [Double] = []
+    var convergedCount = 0
+    var falseConvergedCount = 0
+    var neesValues: [Double] = []
+
+    enum CodingKeys: String, CodingKey {
+        case object, updates, horizontalAngleErrorDegrees, positionErrorMetres, availability, verticalConfusion,
+             timeToConvergenceSeconds, falseConvergedRate, meanNEES
+    }
+}
+
+/// The evaluation of one recording.
+public struct RecordingEvaluationReport: Codable, Sendable {
+    public var recording: String
+    public var objects: [ObjectEvaluation]
+}
+
+/// Replays a recording through the engine and scores what it publishes against the
+/// recording's `truth` lines (static or timed; a timed object uses its latest truth at or
+/// before each update). The true horizontal angle and height difference use the
+/// recording's own device poses, so VIO error is charged to the recording, not the engine.
+public enum RecordingEvaluation {
+    /// Categories of the vertical confusion table.
+    public static let truthCategories = ["same", "above", "below"]
+    public static let estimateCategories = ["unknown", "same", "above", "below", "aboveOrBelow", "null"]
+
+    public static func evaluate(path: String, options: FusionOptions = FusionOptions()) throws -> RecordingEvaluationReport {
+        var reader = try RecordingReader(path: path)
+        let header = try reader.readHeader()
+        var engine = FusionEngine(capabilities: header.capabilities, options: options)
+        var handles: [String: ObjectHandle] = [:]
+        var results: [String: ObjectEvaluation] = [:]
+        var availabilityCounts: [String: [String: Int]] = [:]
+        var firstUpdate: [String: Double] = [:]
+        var truth: [String: Vector3] = [:]
+        var pose: DevicePose?
+        let outputs = ["distance", "direction", "horizontalAngle", "verticalDirectionEstimate", "worldTransform"]
+        for (id, kind) in header.objects {
+            handles[id] = engine.register(objectID: id, kind: kind)
+            var confusion: [String: [String: Int]] = [:]
+            for t in truthCategories { confusion[t] = Dictionary(uniqueKeysWithValues: estimateCategories.map { ($0, 0) }) }
+            results[id] = ObjectEvaluation(object: id, updates: 0, availability: [:], verticalConfusion: confusion)
+            availabilityCounts[id] = Dictionary(uniqueKeysWithValues: outputs.map { ($0, 0) })
+        }
+        while let event = try reader.next() {
+            switch event {
+            case .pose(let p):
+                pose = p
+                _ = engine.ingest(p)
+            case .truth(let id, _, let p):
+                truth[id] = p
+            case .removed(let id, _, _):
+                engine.remove(objectID: id)
+            case .uwb(let id, let m):
+                let h = handles[id]!
+                let e = engine.ingest(m, for: h)
+                var r = results[id]!
+                r.updates += 1
+                if firstUpdate[id] == nil { firstUpdate[id] = m.timestamp }
+                var counts = availabilityCounts[id]!
+                if e.distance != nil { counts["distance"]! += 1 }
+                if e.direction != nil { counts["direction"]! += 1 }
+                if e.horizontalAngle != nil { counts["horizontalAngle"]! += 1 }
+                if e.verticalDirectionEstimate != nil { counts["verticalDirectionEstimate"]! += 1 }
+                if e.worldTransform != nil { counts["worldTransform"]! += 1 }
+                availabilityCounts[id] = counts
+                let converged = e.convergence?.status.isConverged == true
+                if converged, r.timeToConvergenceSeconds == nil { r.timeToConvergenceSeconds = m.timestamp - firstUpdate[id]! }
+                if let p = truth[id], let device = pose {
+                    var angleError: Double?
+                    if let a = e.horizontalAngle,
+                       let t = HorizontalAngle.angle(objectInWorld: p, devicePositionInWorld: device.positionInWorld,
+                                                     worldFromDevice: device.worldFromDevice) {
+                        angleError = abs(Angle.degrees(radians: Angle.wrapped(a - t)))
+                        r.angleErrors.append(angleError!)
+                    }
+                    if let w = e.worldTransform { r.positionErrors.append((w.translation - p).length) }
+                    let dy = p.y - device.positionInWorld.y
+                    let truthCategory = abs(dy) <= options.levelTolerance ? "same" : (dy > 0 ? "above" : "below")
+                    r.verticalConfusion[truthCategory]![e.verticalDirectionEstimate?.rawValue ?? "null"]! += 1
+                    if converged {
+                        r.convergedCount += 1
+                        if let error = angleError, error > 15 { r.falseConvergedCount += 1 }
+                        if let moments = engine.moments(h), let inverse = moments.covariance.inverse {
+                            r.neesValues.append(inverse.quadraticForm(moments.meanInWorld - p))
+                        }
+                    }
+                }
+                results[id] = r
+            case .header: break
+            }
+        }
+        var objects: [ObjectEvaluation] = []
+        for (id, _) in header.objects {
+            var r = results[id]!
+            let n = Double(max(r.updates, 1))
+            r.availability = availabilityCounts[id]!.mapValues { Double($0) / n }
+            r.finish()
+            objects.append(r)
+        }
+        return RecordingEvaluationReport(recording: path, objects: objects)
+    }
+
+    /// Pools several objects (for a folder's total row).
+    public static func pooled(_ list: [ObjectEvaluation], name: String) -> ObjectEvaluation {
+        var total = ObjectEvaluation(object: name, updates: 0, availability: [:], verticalConfusion: [:])
+        var availabilityWeighted: [String: Double] = [:]
+        var times: [Double] = []
+        for o in list {
+            total.updates += o.updates
+            total.angleErrors += o.angleErrors
+            total.positionErrors += o.positionErrors
+            total.convergedCount += o.convergedCount
+            total.falseConvergedCount += o.falseConvergedCount
+            total.neesValues += o.neesValues
+            for (k, v) in o.availability { availabilityWeighted[k, default: 0] += v * Double(o.updates) }
+            for (row, columns) in o.verticalConfusion {
+                for (column, count) in columns { total.verticalConfusion[row, default: [:]][column, default: 0] += count }
+            }
+            if let t = o.timeToConvergenceSeconds { times.append(t) }
+        }
+        total.availability = availabilityWeighted.mapValues { $0 / Double(max(total.updates, 1)) }
+        total.timeToConvergenceSeconds = times.isEmpty ? nil : ErrorStatistics(times)?.median
+        total.finish()
+        return total
+    }
+}
+
+extension ObjectEvaluation {
+    mutating func finish() {
+        horizontalAngleErrorDegrees = ErrorStatistics(angleErrors)
+        positionErrorMetres = ErrorStatistics(positionErrors)
+        falseConvergedRate = convergedCount > 0 ? Double(falseConvergedCount) / Double(convergedCount) : nil
+        meanNEES = neesValues.isEmpty ? nil : neesValues.reduce(0, +) / Double(neesValues.count)
+    }
+}

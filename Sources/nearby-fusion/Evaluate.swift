@@ -1,0 +1,120 @@
+import ArgumentParser
+import Foundation
+import NearbyFusion
+import Synchronization
+
+struct Evaluate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Score the engine against a recording's truth (or every recording in a folder, in parallel).",
+        discussion: """
+        Statistics are named as evo names them (max, mean, median, min, rmse, std; plus p95). \
+        horizontalAngle errors are in degrees over every published angle; position errors in metres \
+        over every published worldTransform; availability is the share of updates publishing each \
+        output; the vertical confusion table counts truth category (|Δy| within the level tolerance: \
+        same) against what was published; falseConvergedRate is the share of converged updates more \
+        than 15° off; meanNEES is over converged updates (3 is ideal).
+        """)
+
+    @Argument(help: "A recording with truth lines, or a folder of them (*.jsonl, searched recursively).")
+    var recording: String
+
+    @Flag(help: "Print one JSON document instead of text.")
+    var json = false
+
+    func run() throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: recording, isDirectory: &isDirectory) else {
+            throw CommandFailure(message: "\(recording): no such file or folder")
+        }
+        if isDirectory.boolValue { try runFolder() } else { try runOne() }
+    }
+
+    func evaluate(_ path: String) throws -> RecordingEvaluationReport {
+        do { return try RecordingEvaluation.evaluate(path: path) } catch let e as RecordingError {
+            throw CommandFailure(message: e.description)
+        }
+    }
+
+    func runOne() throws {
+        let report = try evaluate(recording)
+        if json { print(try Self.encode(report)); return }
+        print("recording \(report.recording)")
+        for o in report.objects {
+            print("\nobject \(o.object) (\(o.updates) updates)")
+            Self.printStatistics("horizontalAngle error (°)", o.horizontalAngleErrorDegrees)
+            Self.printStatistics("position error (m)", o.positionErrorMetres)
+            print("  time to convergence   " + (o.timeToConvergenceSeconds.map { String(format: "%.2f s", $0) } ?? "never"))
+            print("  false converged rate  " + (o.falseConvergedRate.map { String(format: "%.3f", $0) } ?? "—"))
+            print("  mean NEES (converged) " + (o.meanNEES.map { String(format: "%.2f", $0) } ?? "—"))
+            print("  availability          " + ["distance", "direction", "horizontalAngle", "verticalDirectionEstimate", "worldTransform"]
+                .map { "\($0) \(String(format: "%.0f%%", 100 * (o.availability[$0] ?? 0)))" }.joined(separator: ", "))
+            print("  vertical confusion    truth ↓ / published →  " + RecordingEvaluation.estimateCategories.map { $0.padding(toLength: 14, withPad: " ", startingAt: 0) }.joined())
+            for row in RecordingEvaluation.truthCategories {
+                let counts = RecordingEvaluation.estimateCategories.map { String(o.verticalConfusion[row]?[$0] ?? 0).padding(toLength: 14, withPad: " ", startingAt: 0) }
+                print("                        \(row.padding(toLength: 24, withPad: " ", startingAt: 0))" + counts.joined())
+            }
+        }
+    }
+
+    static func printStatistics(_ title: String, _ s: ErrorStatistics?) {
+        guard let s else { print("  \(title.padding(toLength: 27, withPad: " ", startingAt: 0)) none published"); return }
+        print("  \(title.padding(toLength: 27, withPad: " ", startingAt: 0))" + String(format: "max %.3f  mean %.3f  median %.3f  min %.3f  rmse %.3f  std %.3f  p95 %.3f  (n %d)",
+                                                                       s.max, s.mean, s.median, s.min, s.rmse, s.std, s.p95, s.count))
+    }
+
+    static func encode<T: Encodable>(_ value: T) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    struct FolderReport: Encodable {
+        var recordings: [RecordingEvaluationReport]
+        var skipped: [String]
+        var total: ObjectEvaluation
+    }
+
+    func runFolder() throws {
+        let root = URL(fileURLWithPath: recording)
+        var files: [String] = []
+        if let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil) {
+            for case let url as URL in walker where url.pathExtension == "jsonl" { files.append(url.path) }
+        }
+        files.sort()
+        let paths = files
+        guard !files.isEmpty else { throw CommandFailure(message: "\(recording): no .jsonl recordings") }
+        let results = Mutex([Result<RecordingEvaluationReport, Error>?](repeating: nil, count: files.count))
+        DispatchQueue.concurrentPerform(iterations: files.count) { k in
+            let r: Result<RecordingEvaluationReport, Error> = Result { try RecordingEvaluation.evaluate(path: paths[k]) }
+            results.withLock { $0[k] = r }
+        }
+        var reports: [RecordingEvaluationReport] = []
+        var skipped: [String] = []
+        for (k, r) in results.withLock({ $0 }).enumerated() {
+            switch r! {
+            case .success(let report):
+                if report.objects.allSatisfy({ $0.verticalConfusion.values.allSatisfy { $0.values.allSatisfy { $0 == 0 } } }) {
+                    skipped.append(files[k])   // no truth lines
+                } else {
+                    reports.append(report)
+                }
+            case .failure(let error):
+                throw CommandFailure(message: (error as? RecordingError)?.description ?? "\(files[k]): \(error)")
+            }
+        }
+        let rows = reports.map { RecordingEvaluation.pooled($0.objects, name: $0.recording) }
+        let total = RecordingEvaluation.pooled(rows, name: "total")
+        if json { print(try Self.encode(FolderReport(recordings: reports, skipped: skipped, total: total))); return }
+        func f(_ x: Double?, _ format: String) -> String { x.map { String(format: format, $0) } ?? "—" }
+        print("| recording | updates | angle err median ° | p95 ° | position err median m | p95 m | converged after s | false converged | mean NEES | angle available | transform available |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        for r in rows + [total] {
+            let name = r.object == "total" ? "**total**" : (r.object as NSString).lastPathComponent
+            print("| \(name) | \(r.updates) | \(f(r.horizontalAngleErrorDegrees?.median, "%.2f")) | \(f(r.horizontalAngleErrorDegrees?.p95, "%.2f")) | "
+                + "\(f(r.positionErrorMetres?.median, "%.3f")) | \(f(r.positionErrorMetres?.p95, "%.3f")) | \(f(r.timeToConvergenceSeconds, "%.1f")) | "
+                + "\(f(r.falseConvergedRate, "%.3f")) | \(f(r.meanNEES, "%.2f")) | \(f(r.availability["horizontalAngle"].map { $0 * 100 }, "%.0f%%")) | "
+                + "\(f(r.availability["worldTransform"].map { $0 * 100 }, "%.0f%%")) |")
+        }
+        for s in skipped { print("skipped (no truth): \(s)") }
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import NearbyFusion
+import NearbyFusionSimulation
+import Testing
+
+@Suite("evaluate and coach")
+struct EvaluationCommandTests {
+    static let datasets = CommandLineTests.packageRoot.appendingPathComponent("Datasets")
+
+    @Test func errorStatisticsUseEvoNames() throws {
+        let s = try #require(ErrorStatistics([1, 2, 3, 4]))
+        #expect(s.max == 4 && s.min == 1 && s.mean == 2.5 && s.median == 2.5)
+        #expect(abs(s.rmse - (30.0 / 4).squareRoot()) < 1e-12)
+        #expect(abs(s.std - (1.25).squareRoot()) < 1e-12)   // population standard deviation
+        #expect(ErrorStatistics([]) == nil)
+    }
+
+    @Test func evaluationScoresAConvergingRecording() throws {
+        let report = try RecordingEvaluation.evaluate(path: Self.datasets.appendingPathComponent("coached-sweep.jsonl").path)
+        let o = try #require(report.objects.first)
+        #expect(o.updates > 90)
+        #expect(try #require(o.horizontalAngleErrorDegrees).median < 2)
+        #expect(try #require(o.positionErrorMetres).median < 0.1)
+        #expect(try #require(o.timeToConvergenceSeconds) < 3)
+        #expect(o.falseConvergedRate == 0)
+        #expect(o.availability["distance"] == 1)
+        #expect((o.availability["worldTransform"] ?? 0) > 0.5)
+        // The object is at the device's level: every published vertical estimate is `same`.
+        #expect(o.verticalConfusion["same"]?["same"] ?? 0 > 50)
+        #expect(o.verticalConfusion["same"]?["above"] == 0 && o.verticalConfusion["same"]?["below"] == 0)
+        #expect(o.meanNEES != nil)
+    }
+
+    @Test func evaluateCommandPrintsJSONAndFolderTables() throws {
+        let one = try CommandLineTests.run(["evaluate", "Datasets/floor-above.jsonl", "--json"])
+        #expect(one.status == 0)
+        let value = try JSONLineParser.parse(one.stdout.replacingOccurrences(of: "\n", with: " "))
+        #expect(value["objects"] != nil)
+        let folder = try CommandLineTests.run(["evaluate", "Datasets"])
+        #expect(folder.status == 0)
+        #expect(folder.stdout.contains("| coached-sweep.jsonl |") && folder.stdout.contains("| **total** |"))
+        let missing = try CommandLineTests.run(["evaluate", "no-such-place"])
+        #expect(missing.status == 1 && missing.stderr == "Error: no-such-place: no such file or folder\n")
+    }
+
+    @Test(arguments: ["coached-sweep", "floor-above", "dark-room", "behind-user", "nlos-20-percent"])
+    func shippedExpectationsPass(name: String) throws {
+        let result = try CommandLineTests.run(["coach", "Datasets/\(name).jsonl", "--expect", "Datasets/expectations/\(name).expect"])
+        #expect(result.status == 0, "\(result.stdout)")
+        #expect(!result.stdout.contains("FAIL"))
+    }
+
+    @Test func aWrongExpectationFailsWithWhatWasReported() throws {
+        let path = try RecordingTests.temporaryFile("""
+        always     0.35 0.95 tag  status converged
+        eventually 0    0.9  tag  available worldTransform
+        always     0    end  session excludes insufficientLighting
+
+        """, name: "wrong.expect")
+        let result = try CommandLineTests.run(["coach", "Datasets/coached-sweep.jsonl", "--expect", path])
+        #expect(result.status == 2)
+        #expect(result.stdout.contains("FAIL  line 1: always     0.35 0.95 tag  status converged\n      at 0.41 s reported notConverged(insufficientMovement)"))
+        #expect(result.stdout.contains("FAIL  line 2"))
+        #expect(result.stdout.contains("PASS  line 3"))
+        #expect(result.stdout.hasSuffix("1 passed, 2 failed\n"))
+    }
+
+    @Test func badExpectationFilesNameTheLine() throws {
+        let cases: [(String, String)] = [
+            ("sometimes 0 1 tag status converged\n", "x.expect:1: key 'quantifier': expected always or eventually, found 'sometimes'"),
+            ("always 0 1 tag status happy\n", "x.expect:1: key 'status': unknown status 'happy'"),
+            ("\nalways 2 1 tag status converged\n", "x.expect:2: key 'to': the window ends (1) before it starts (2)"),
+            ("always 0 1 tag includes insufficientPatience\n", "x.expect:1: key 'reasons': unknown reason 'insufficientPatience'"),
+            ("always 0 1 session vertical same\n", "x.expect:1: key 'subject': the session has only a convergence status"),
+            ("always 0 1 tag\n", "x.expect:1: expected 'QUANTIFIER FROM TO SUBJECT CLAUSE ARGUMENT' (6 words), found 4"),
+        ]
+        for (text, message) in cases {
+            do { _ = try CoachingExpectation.parse(text, file: "x.expect"); Issue.record("accepted \(text)") } catch {
+                #expect(error.description == message)
+            }
+        }
+    }
+}
