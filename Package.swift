@@ -23,6 +23,9 @@ let package = Package(
             providers: [.apt(["liblapack-dev", "libopenblas-dev"])]
         ),
 
+        /// Counts the process's heap allocations for `nearby-fusion bench` (glibc Linux).
+        .target(name: "CMallocCounter", path: "Sources/CMallocCounter"),
+
         // MARK: - Implementation
         .target(
             name: "NearbyFusion",
@@ -37,6 +40,7 @@ let package = Package(
             dependencies: [
                 "NearbyFusion",
                 "NearbyFusionSimulation",
+                "CMallocCounter",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -325,9 +325,10 @@ public struct FusionEngine: Sendable {
             // images stay exact mirrors (a merge on one side only would tilt the evidence).
             tracker.mixture.pruneAndMerge(minimumWeight: o.acquisitionPruneWeight, mergeDistanceSquared: 0)
             if tracker.previousResolution.horizontal && tracker.previousResolution.vertical,
-               let best = tracker.mixture.hypotheses.max(by: { $0.logWeight < $1.logWeight }), best.logWeight > log(0.99) {
-                // Settled: one resolved hypothesis holds the weight; track it with the EKF.
-                tracker.mixture.reset([best])
+               let cluster = tracker.mixture.dominantCluster(mahalanobisSquared: 9), cluster.weight > 0.99 {
+                // Settled: 99 % of the weight lies in one cluster of hypotheses (within 3σ of the
+                // heaviest); collapse it into one Gaussian and track it with the EKF.
+                tracker.mixture.reset([cluster.merged])
                 tracker.settled = true
             }
         } else {

@@ -44,7 +44,7 @@ public struct FusionOptions: Sendable, Hashable {
     public var peerRandomWalk: Double = 0.05
     /// Extra position variance per metre the device travels, m²/m (VIO drift grows
     /// with distance travelled). `P ← P + k_d Δs I`.
-    public var driftVariancePerMetre: Double = 1.5e-4
+    public var driftVariancePerMetre: Double = 5e-4
 
     // MARK: Multi-hypothesis initialisation
     /// Angular spacing of the hypotheses placed on the first range's sphere, radians.

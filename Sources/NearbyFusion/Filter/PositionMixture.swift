@@ -263,6 +263,20 @@ public struct PositionMixture: Sendable {
     /// Moment-matched merge. The merged hypothesis keeps the heavier one's prior, with a
     /// prior weight that preserves the two priors' total density at the merged mean:
     /// `w₀ N(μ; μ₀, P₀) = w₀ₐ N(μ; μ₀ₐ, P₀ₐ) + w₀ᵦ N(μ; μ₀ᵦ, P₀ᵦ)`.
+    /// The hypotheses within `Δμᵀ (P_best + Pᵢ)⁻¹ Δμ < mahalanobisSquared` of the heaviest,
+    /// moment-matched into one, with their total weight; `nil` for an empty bank.
+    public func dominantCluster(mahalanobisSquared: Double) -> (merged: PositionHypothesis, weight: Double)? {
+        guard let best = hypotheses.max(by: { $0.logWeight < $1.logWeight }) else { return nil }
+        var merged: PositionHypothesis?
+        for h in hypotheses {
+            let d = h.meanInWorld - best.meanInWorld
+            guard let inverse = (h.covariance + best.covariance).inverse, inverse.quadraticForm(d) < mahalanobisSquared else { continue }
+            merged = merged.map { Self.merged($0, h) } ?? h
+        }
+        guard let result = merged else { return nil }
+        return (result, exp(result.logWeight))
+    }
+
     static func merged(_ a: PositionHypothesis, _ b: PositionHypothesis) -> PositionHypothesis {
         let m = max(a.logWeight, b.logWeight)
         let wa = exp(a.logWeight - m), wb = exp(b.logWeight - m)
