@@ -10,8 +10,15 @@ struct Replay: ParsableCommand {
     @Argument(help: "A recording in the nearby-recording JSON Lines format (- for standard input).")
     var recording: String
 
-    @Option(name: .shortAndLong, help: "Where to write the estimates as JSON Lines (- for standard output).")
+    @Option(name: .shortAndLong, help: "Where to write the estimate stream (- for standard output).")
     var output: String?
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case jsonl, csv
+    }
+
+    @Option(help: "Estimate stream format: jsonl (the recording format's estimates) or csv.")
+    var format: Format = .jsonl
 
     @Flag(inversion: .prefixedNo, help: "Override the header's camera assistance capability.")
     var cameraAssistance: Bool?
@@ -38,6 +45,9 @@ struct Replay: ParsableCommand {
     func run() throws {
         var sink: LineSink?
         if let output { sink = try LineSink(path: output) }
+        if format == .csv { try sink?.write(EstimateCSV.header) }
+        let size = (try? FileManager.default.attributesOfItem(atPath: recording)[.size] as? Int) ?? 0
+        let progress = ProgressBar(total: size)
         let tumSink = try tum.map { try LineSink(path: $0) }
         let truthSink = try truthTum.map { try LineSink(path: $0) }
         // Truth for the exported object: static, or the latest timed truth line. The replay
@@ -48,8 +58,8 @@ struct Replay: ParsableCommand {
         do {
             summary = try RecordingReplay.run(path: recording, cameraAssistance: cameraAssistance, onTruth: { id, p in
                 truthByObject[id] = p
-            }) { line in
-                try sink?.write(line.jsonLine)
+            }, onProgress: progress.update) { line in
+                try sink?.write(format == .csv ? EstimateCSV.row(line) : line.jsonLine)
                 if let tumSink, case .object(let e) = line, e.objectID == exportedObject, let w = e.worldTransform {
                     try tumSink.write(TrajectoryFormats.tumLine(timestamp: e.timestamp, positionInWorld: w.translation))
                     if let truthSink, let p = truthByObject[e.objectID] {
@@ -57,6 +67,7 @@ struct Replay: ParsableCommand {
                     }
                 }
             }
+            progress.finish()
             try sink?.close()
             try tumSink?.close()
             try truthSink?.close()

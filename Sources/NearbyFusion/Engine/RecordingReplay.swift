@@ -54,8 +54,10 @@ public enum RecordingReplay {
     ///   - cameraAssistance: overrides the header's `supportsCameraAssistance` when not `nil`.
     ///   - emit: receives every estimate line in order.
     ///   - onTruth: receives every truth line (object, world position) as it is read.
+    ///   - onProgress: receives the bytes consumed so far, every 4096 events.
     public static func run(path: String, options: FusionOptions = FusionOptions(), cameraAssistance: Bool? = nil,
                            onTruth: (String, Vector3) -> Void = { _, _ in },
+                           onProgress: (Int) -> Void = { _ in },
                            emit: (EstimateStreamLine) throws -> Void) throws -> ReplaySummary {
         var reader = try RecordingReader(path: path)
         let header = try reader.readHeader()
@@ -73,7 +75,10 @@ public enum RecordingReplay {
             slot[id] = summary.objects.count
             summary.objects.append(ReplayObjectSummary(objectID: id, kind: kind))
         }
+        var eventCount = 0
         while let event = try reader.next() {
+            eventCount += 1
+            if eventCount & 4095 == 0 { onProgress(reader.bytesConsumed) }
             if let t = event.timestamp {
                 if summary.firstTime == nil { summary.firstTime = t }
                 summary.lastTime = t

@@ -17,6 +17,8 @@ public struct RecordingReader {
     private var decoder: RecordingDecoder
     /// The header, once the first line has been read.
     public private(set) var header: RecordingHeader?
+    /// Bytes of the file consumed so far (for progress reports).
+    public private(set) var bytesConsumed = 0
 
     /// Opens `path` (`-` for standard input).
     public init(path: String) throws(RecordingError) {
@@ -86,12 +88,14 @@ public struct RecordingReader {
         while true {
             if let nl = buffer[start...].firstIndex(of: 0x0A) {
                 let r = start..<nl
+                bytesConsumed += nl + 1 - start
                 start = nl + 1
                 return (r, true)
             }
             if atEOF {
                 guard start < buffer.count else { return nil }
                 let r = start..<buffer.count
+                bytesConsumed += buffer.count - start
                 start = buffer.count
                 return (r, false)
             }
