@@ -10,5 +10,5 @@ struct NearbyFusionCommand: ParsableCommand {
         (the message names file, line and key); 2 `coach` expectations failed; \
         64 bad command-line arguments.
         """,
-        subcommands: [Replay.self, Evaluate.self, Coach.self, Simulate.self, Accuracy.self, Bench.self])
+        subcommands: [Replay.self, Evaluate.self, Coach.self, Report.self, Simulate.self, Accuracy.self, Bench.self])
 }

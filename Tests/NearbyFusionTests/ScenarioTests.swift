@@ -106,6 +106,8 @@ struct ScenarioTests {
         #expect(run.sessionChanges.first?.convergence.status == .notConverged(.insufficientLighting))
         #expect(run.updates.allSatisfy { $0.estimate.horizontalAngle == nil })
         #expect(run.updates.dropFirst(3).allSatisfy { $0.estimate.convergence?.status.reasons.contains(.insufficientLighting) == true })
+        // Ranges keep arriving: the radio is fine, only the light is not.
+        #expect(run.updates.allSatisfy { $0.estimate.convergence?.status.reasons.contains(.insufficientSignalStrength) == false })
     }
 
     @Test func lightComingBackClearsTheSessionLevelReason() {
@@ -183,6 +185,20 @@ struct ScenarioTests {
         let mean = total / Double(runs)
         // χ²(180): 2.5 % and 97.5 % quantiles are 144.4 and 219.4.
         #expect(mean > 144.4 / Double(runs) && mean < 219.4 / Double(runs), "mean NEES \(mean)")
+    }
+
+    @Test func rangesStoppingReportsInsufficientSignalStrength() {
+        var engine = FusionEngine()
+        let h = engine.register(objectID: "tag")
+        _ = engine.ingest(DevicePose(timestamp: 0, positionInWorld: Vector3(0, 1.4, 0), worldFromDevice: .identity))
+        _ = engine.ingest(UWBMeasurement(timestamp: 0.1, distance: 4, directionInDevice: nil), for: h)
+        let early = engine.ingest(UWBMeasurement(timestamp: 1.0, distance: nil, directionInDevice: nil), for: h)
+        #expect(early.convergence?.status.reasons.contains(.insufficientSignalStrength) == false)
+        let late = engine.ingest(UWBMeasurement(timestamp: 2.5, distance: nil, directionInDevice: nil), for: h)
+        #expect(late.convergence?.status.reasons.contains(.insufficientSignalStrength) == true)
+        #expect(late.horizontalAngle == nil)
+        let far = engine.ingest(UWBMeasurement(timestamp: 2.6, distance: 25, directionInDevice: nil), for: h)
+        #expect(far.convergence?.status.reasons.contains(.insufficientSignalStrength) == true)
     }
 
     @Test func removedObjectStartsAfresh() {

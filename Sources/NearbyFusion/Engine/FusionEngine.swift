@@ -57,6 +57,7 @@ public struct FusionEngine: Sendable {
         objects[i].resetEstimate()
         objects[i].removed = true
         objects[i].lastAcceptedRangeTime = nil
+        objects[i].lastRangeTime = nil
         objects[i].firstUpdateTime = nil
         objects[i].hasConverged = false
     }
@@ -150,7 +151,10 @@ public struct FusionEngine: Sendable {
             return estimate
         }
         let antennaInWorld = devicePose.positionInWorld + devicePose.worldFromDevice.rotate(options.antennaOffsetInDevice)
-        if let r = rawDistance { tracker.lastRangeMetres = r }
+        if let r = rawDistance {
+            tracker.lastRangeMetres = r
+            tracker.lastRangeTime = t
+        }
 
         if devicePose.tracking == .normal {
             fuse(&tracker, range: rawDistance, direction: rawDirection, at: t, pose: devicePose, antennaInWorld: antennaInWorld)
@@ -159,7 +163,9 @@ public struct FusionEngine: Sendable {
         // Convergence and outputs.
         var reasons: ConvergenceReasons = []
         if lightingLimited(devicePose) { reasons.insert(.insufficientLighting) }
-        let signalAge = t - (tracker.lastAcceptedRangeTime ?? tracker.firstUpdateTime ?? t)
+        // Signal: how long since the radio last gave a usable range (fused or not: while VIO
+        // is limited nothing is fused, yet the signal is fine).
+        let signalAge = t - (tracker.lastRangeTime ?? tracker.firstUpdateTime ?? t)
         if signalAge > options.signalTimeout || (tracker.lastRangeMetres ?? 0) > options.maximumRange {
             reasons.insert(.insufficientSignalStrength)
         }

@@ -16,6 +16,8 @@ struct ObjectTracker: Sendable {
     var firstUpdateTime: Double?
     var lastAcceptedRangeTime: Double?
     var lastRangeMetres: Double?
+    /// Time of the last valid range the radio reported, seconds.
+    var lastRangeTime: Double?
     var consecutiveRejections = 0
     var hasConverged = false
     /// The bank has collapsed to one resolved hypothesis: EKF tracking instead of batch acquisition.
