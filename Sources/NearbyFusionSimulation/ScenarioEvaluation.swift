@@ -4,9 +4,11 @@ import NearbyFusion
 /// One published estimate with the truth at that moment.
 public struct EvaluatedUpdate: Sendable {
     public var estimate: NearbyObjectEstimate
-    /// True object position, world frame, metres.
+    /// The object's true position expressed in the VIO's (drifting) world frame: the true
+    /// position plus the VIO's current offset `sensed − true` device position. This is where
+    /// the object appears to an app in that frame, so it is what a `worldTransform` must match.
     public var truthInWorld: Vector3
-    /// True horizontal angle from the *sensed* device pose (what the engine can know), radians.
+    /// True horizontal angle, from the true device pose to the true object, radians.
     public var trueHorizontalAngle: Double?
     /// True Δy (object − device), metres.
     public var trueHeightDifference: Double
@@ -26,7 +28,8 @@ public struct ScenarioRun: Sendable {
     /// `objectID` (the scenario's first object when `nil` or not found).
     public init(_ scenario: SimulationScenario, objectID: String? = nil, options: FusionOptions = FusionOptions(),
                 cameraAssistance: Bool? = nil) {
-        let events = Simulator.events(for: scenario)
+        let simulation = Simulator.simulate(scenario)
+        let events = simulation.events
         guard case .header(let header)? = events.first else { return }
         var engine = FusionEngine(capabilities: header.capabilities,
                                   cameraAssistanceEnabled: cameraAssistance ?? header.capabilities.supportsCameraAssistance,
@@ -36,21 +39,25 @@ public struct ScenarioRun: Sendable {
         guard let object = scenario.objects.first(where: { $0.id == objectID }) ?? scenario.objects.first else { return }
         let objectID = object.id
         var lastPose: DevicePose?
+        var poseIndex = -1
         for e in events {
             switch e {
             case .pose(let p):
                 lastPose = p
+                poseIndex += 1
                 if let c = engine.ingest(p) { sessionChanges.append(c) }
             case .uwb(let id, let m):
                 let est = engine.ingest(m, for: handles[id]!)
-                guard id == objectID, let pose = lastPose else { continue }
+                guard id == objectID, let pose = lastPose, poseIndex >= 0 else { continue }
+                let device = simulation.trueDevicePoses[poseIndex]
                 let truth = object.position(at: m.timestamp)
+                let vioOffset = pose.positionInWorld - device.positionInWorld
                 let snap = engine.snapshot(handles[id]!)
                 updates.append(EvaluatedUpdate(
-                    estimate: est, truthInWorld: truth,
-                    trueHorizontalAngle: HorizontalAngle.angle(objectInWorld: truth, devicePositionInWorld: pose.positionInWorld,
-                                                               worldFromDevice: pose.worldFromDevice),
-                    trueHeightDifference: truth.y - pose.positionInWorld.y,
+                    estimate: est, truthInWorld: truth + vioOffset,
+                    trueHorizontalAngle: HorizontalAngle.angle(objectInWorld: truth, devicePositionInWorld: device.positionInWorld,
+                                                               worldFromDevice: device.worldFromDevice),
+                    trueHeightDifference: truth.y - device.positionInWorld.y,
                     moments: snap.moments, hypothesisCount: snap.hypothesisCount, hypotheses: snap.hypotheses))
             case .removed(let id, _, _): engine.remove(objectID: id)
             default: break

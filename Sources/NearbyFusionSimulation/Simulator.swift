@@ -136,7 +136,19 @@ public struct SimulationScenario: Sendable {
 public enum Simulator {
     /// The recording's events in time order: header, static truth, then poses, UWB
     /// updates, truth of moving objects and removals.
-    public static func events(for s: SimulationScenario) -> [RecordingEvent] {
+    public static func events(for s: SimulationScenario) -> [RecordingEvent] { simulate(s).events }
+
+    /// A simulated recording with, for every `pose` event, the device's true pose (what
+    /// the sensed pose would be without VIO noise and drift).
+    public struct Output: Sendable {
+        public var events: [RecordingEvent]
+        /// `(t, true position, true world-from-device)`, one per pose event, in order.
+        public var trueDevicePoses: [(time: Double, positionInWorld: Vector3, worldFromDevice: Quaternion)]
+    }
+
+    /// Runs the simulation: the recording and the truth that sensing hides.
+    public static func simulate(_ s: SimulationScenario) -> Output {
+        var trueDevicePoses: [(time: Double, positionInWorld: Vector3, worldFromDevice: Quaternion)] = []
         var tremor = NoiseStream(seed: s.seed, source: "tremor")
         var vioNoise = NoiseStream(seed: s.seed, source: "vio.noise")
         var driftNoise = NoiseStream(seed: s.seed, source: "vio.drift")
@@ -204,6 +216,7 @@ public enum Simulator {
                 else if s.vio.ambientIntensity < 50 { tracking = .limited(.insufficientFeatures) }
                 else if speed > s.vio.excessiveSpeed { tracking = .limited(.excessiveMotion) }
                 else { tracking = .normal }
+                trueDevicePoses.append((round6(tPose), p, q))
                 events.append(.pose(DevicePose(timestamp: round6(tPose), positionInWorld: round6(sensedPosition),
                                                worldFromDevice: round9(sensedOrientation), tracking: tracking,
                                                ambientIntensity: s.vio.ambientIntensity)))
@@ -280,7 +293,7 @@ public enum Simulator {
                 uwbIndex += 1
             }
         }
-        return events
+        return Output(events: events, trueDevicePoses: trueDevicePoses)
     }
 
     /// The recording as JSON Lines text (each line ends with a newline).

@@ -39,12 +39,12 @@ public struct FusionOptions: Sendable, Hashable {
     // MARK: Process noise
     /// Random-walk intensity of a stationary accessory's world position, m²/s: absorbs
     /// slow VIO drift. `P ← P + q Δt I`.
-    public var accessoryRandomWalk: Double = 1e-5
+    public var accessoryRandomWalk: Double = 1e-6
     /// Random-walk intensity for a peer (a person carrying a phone may walk), m²/s.
     public var peerRandomWalk: Double = 0.05
     /// Extra position variance per metre the device travels, m²/m (VIO drift grows
     /// with distance travelled). `P ← P + k_d Δs I`.
-    public var driftVariancePerMetre: Double = 5e-4
+    public var driftVariancePerMetre: Double = 1e-4
 
     // MARK: Multi-hypothesis initialisation
     /// Angular spacing of the hypotheses placed on the first range's sphere, radians.
