@@ -269,8 +269,9 @@ public struct FusionEngine: Sendable {
         if acquiring {
             tracker.updatesSinceRefinement += 1
             if tracker.updatesSinceRefinement >= o.batchRefinementInterval {
+                let systematic = 0.5 * o.vioDriftFraction * (pathLength - tracker.pathLengthAtInitialisation)
                 BatchRefinement.refine(&tracker.mixture, window: tracker.window, options: o,
-                                       addedVariance: tracker.processVarianceSinceInitialisation / 3)
+                                       addedVariance: tracker.processVarianceSinceInitialisation / 3 + systematic * systematic)
                 tracker.updatesSinceRefinement = 0
             }
             if entry.hasRange {
@@ -353,6 +354,7 @@ public struct FusionEngine: Sendable {
         tracker.mixture.initialize(rangeMetres: r, antennaInWorld: a, forwardInWorld: pose.forwardInWorld, options: options)
         tracker.window.removeAll()   // the first range is in the tiles' priors
         tracker.processVarianceSinceInitialisation = 0
+        tracker.pathLengthAtInitialisation = pathLength
         tracker.updatesSinceRefinement = 0
         tracker.movement.add(a)
         tracker.lastAcceptedRangeTime = t

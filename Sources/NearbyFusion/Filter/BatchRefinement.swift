@@ -98,9 +98,10 @@ public enum BatchRefinement {
 
     /// Refines every hypothesis of `mixture` in place from `window`.
     /// - Parameter addedVariance: m², added to each refined covariance, `Pᵢ ← A⁻¹ + q I`. A
-    ///   batch treats the object and the VIO frame as fixed; the engine passes a third of
-    ///   the random-walk variance accumulated over the window (the variance of a random
-    ///   walk's average over the window), which is what VIO drift does to a batch estimate.
+    ///   batch treats the object and the VIO frame as fixed; the engine passes what VIO drift
+    ///   does to a batch estimate: a third of the random-walk variance accumulated over the
+    ///   window (the variance of a random walk's average) plus `(f·L/2)²` for systematic
+    ///   drift (``FusionOptions/vioDriftFraction``).
     public static func refine(_ mixture: inout PositionMixture, window: MeasurementWindow, options o: FusionOptions,
                               addedVariance: Double = 0) {
         let k = Constants(o)

@@ -46,6 +46,12 @@ public struct FusionOptions: Sendable, Hashable {
     /// with distance travelled). `P ← P + k_d Δs I`.
     public var driftVariancePerMetre: Double = 1e-4
 
+    /// Systematic VIO drift as a fraction of the distance travelled (ARKit drifts by a
+    /// fraction of a percent of the path). Over an acquisition window of path length `L`
+    /// the estimate is off by about half the drift accumulated, so the batch adds
+    /// `(f·L/2)² I` to each refined covariance.
+    public var vioDriftFraction: Double = 0.005
+
     // MARK: Multi-hypothesis initialisation
     /// Angular spacing of the hypotheses placed on the first range's sphere, radians.
     public var initialAngularSpacing: Double = Angle.radians(degrees: 24)
