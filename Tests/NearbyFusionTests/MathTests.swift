@@ -78,7 +78,7 @@ struct MathTests {
             let b = Matrix3(noise.gaussian(), noise.gaussian(), noise.gaussian(), noise.gaussian(), noise.gaussian(),
                             noise.gaussian(), noise.gaussian(), noise.gaussian(), noise.gaussian())
             let a = (b * b.transposed).symmetrized
-            for decomposition in [SymmetricEigen3.lapack(a), SymmetricEigen3.jacobi(a)] {
+            for decomposition in [SymmetricEigen3.lapack(a), SymmetricEigen3.jacobi(a), SymmetricEigen3.analytic(a)] {
                 let e = try #require(decomposition)
                 #expect(e.values.x <= e.values.y && e.values.y <= e.values.z)
                 var rebuilt = Matrix3.zero
@@ -89,5 +89,39 @@ struct MathTests {
             }
         }
         #expect(SymmetricEigen3.lapack(Matrix3(.nan, 0, 0, 0, 1, 0, 0, 0, 1)) == nil)
+        #expect(SymmetricEigen3.analytic(Matrix3(.nan, 0, 0, 0, 1, 0, 0, 0, 1)) == nil)
+    }
+
+    /// The closed form against LAPACK on the hard cases: repeated eigenvalues, rank
+    /// deficiency, diagonal input, covariance-like scales (1e-6 … 1e2 m²).
+    @Test func closedFormEigenAgreesWithLAPACKOnHardCases() throws {
+        var noise = NoiseStream(seed: 6, source: "eigen-hard")
+        var cases: [Matrix3] = [
+            .identity, .zero, Matrix3(diagonal: Vector3(3, 1, 2)), Matrix3.scaledIdentity(1e-6),
+            Matrix3.outer(Vector3(1, 2, 3), Vector3(1, 2, 3)),                                  // rank 1
+            Matrix3.outer(Vector3(1, 0, 1), Vector3(1, 0, 1)) + Matrix3.outer(Vector3(0, 1, 0), Vector3(0, 1, 0)),  // rank 2
+        ]
+        for _ in 0..<200 {
+            let q = Quaternion(angle: noise.uniform(-3, 3), axis: Vector3(noise.gaussian(), noise.gaussian(), noise.gaussian()))
+            let r = q.rotationMatrix
+            let scaleExponent = noise.uniform(-6, 2)
+            let d0 = pow(10, scaleExponent) * noise.uniform(0.1, 1)
+            // Half the cases with two (nearly) equal eigenvalues.
+            let d1 = noise.bernoulli(0.5) ? d0 * (1 + 1e-9 * noise.gaussian()) : pow(10, scaleExponent) * noise.uniform(0.1, 1)
+            let d2 = pow(10, noise.uniform(-6, 2))
+            cases.append((r * Matrix3(diagonal: Vector3(d0, d1, d2)) * r.transposed).symmetrized)
+        }
+        for a in cases {
+            let reference = try #require(SymmetricEigen3.lapack(a))
+            let closed = try #require(SymmetricEigen3.analytic(a))
+            let norm = max(abs(reference.values.x), abs(reference.values.z), 1e-300)
+            // The trigonometric method is accurate to ~√ε‖A‖ near repeated eigenvalues.
+            #expect((closed.values - reference.values).length <= 5e-7 * norm)
+            var rebuilt = Matrix3.zero
+            for k in 0..<3 { rebuilt += closed.value(k) * Matrix3.outer(closed.vector(k), closed.vector(k)) }
+            let e = rebuilt - a
+            #expect(max(abs(e.m00), abs(e.m01), abs(e.m02), abs(e.m11), abs(e.m12), abs(e.m22)) <= 5e-7 * norm)
+            #expect(abs(closed.vector0.dot(closed.vector2)) < 1e-9 && abs(closed.vector1.length - 1) < 1e-9)
+        }
     }
 }

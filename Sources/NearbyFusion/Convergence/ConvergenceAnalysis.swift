@@ -22,9 +22,11 @@ public struct ConvergenceAssessment: Sendable, Equatable {
     public var probabilityAbove: Double
     public var probabilityBelow: Double
     public var probabilitySame: Double
-    /// Principal axes of the within-hypothesis covariance `Σ wᵢ Pᵢ` (m², ascending).
+    /// Principal axes of the within-hypothesis covariance `Σ wᵢ Pᵢ` (m², ascending); `nil`
+    /// when the cheap projection bound already showed every axis within its threshold.
     public var principalAxes: SymmetricEigen3?
-    /// RMS extent of the device's motion along its principal axis, metres.
+    /// RMS extent of the device's motion along its principal axis, metres (the threshold
+    /// itself once movement has latched as sufficient).
     public var movementExtent: Double
 }
 
@@ -59,14 +61,16 @@ public enum ConvergenceAnalysis {
     /// Assesses one object. `previous` carries the last horizontal/vertical resolution
     /// for the hysteresis.
     public static func assess(mixture: PositionMixture, antennaInWorld a: Vector3, movement: MovementAccumulator,
+                              movementAlreadySufficient: Bool = false,
                               previous: (horizontal: Bool, vertical: Bool), options: FusionOptions) -> ConvergenceAssessment {
         let tau = options.levelTolerance
         var meanInWorld = Vector3.zero
         var withinCovariance = Matrix3.zero
         var sinSum = 0.0, cosSum = 0.0
         var above = 0.0, below = 0.0
+        let single = mixture.count == 1
         for h in mixture.hypotheses {
-            let w = exp(h.logWeight)
+            let w = single ? 1 : exp(h.logWeight)
             meanInWorld += w * h.meanInWorld
             withinCovariance += w * h.covariance
             let d = h.meanInWorld - a
@@ -82,7 +86,7 @@ public enum ConvergenceAnalysis {
         var horizontalSpread = Matrix3.zero   // of the means, x/z block only
         var verticalSpread = 0.0
         for h in mixture.hypotheses {
-            let w = exp(h.logWeight)
+            let w = single ? 1 : exp(h.logWeight)
             let d = h.meanInWorld - a
             let rho2 = d.x * d.x + d.z * d.z
             let own: Double
@@ -119,35 +123,48 @@ public enum ConvergenceAnalysis {
         along = along.normalized
         let across = Vector3(-along.z, 0, along.x)
 
-        // Local information: principal axes of the within-hypothesis covariance.
-        let axes = SymmetricEigen3.lapack(withinCovariance)
-        var horizontalWeakness = 0.0, verticalWeakness = 0.0
-        if let axes {
-            for k in 0..<3 {
-                let sigma = max(axes.value(k), 0).squareRoot()
-                let v = axes.vector(k)
-                horizontalWeakness = max(horizontalWeakness, sigma * abs(v.dot(across)))
-                let alongPart = v.dot(along)
-                verticalWeakness = max(verticalWeakness, sigma * (alongPart * alongPart + v.y * v.y).squareRoot())
+        let distance = (meanInWorld - a).length
+        let hScale = (previous.horizontal ? options.hysteresis : 1)
+        let vScale = (previous.vertical ? options.hysteresis : 1)
+        let horizontalLimit = max(options.horizontalPositionThreshold, options.positionThresholdFractionOfDistance * distance) * hScale
+        let verticalLimit = max(options.verticalPositionThreshold, options.positionThresholdFractionOfDistance * distance) * vScale
+
+        // Local information: principal axes of the within-hypothesis covariance. The
+        // eigen-decomposition is needed only when a cheap bound does not settle it: for a unit
+        // e, eᵀPe = Σₖ λₖ (vₖ·e)² ≥ maxₖ λₖ (vₖ·e)², so √(e_⊥ᵀ P e_⊥) bounds every axis's part
+        // across the line of sight, and √(e_∥ᵀ P e_∥ + P_yy) every axis's remaining part.
+        let horizontalBound = withinCovariance.quadraticForm(across).squareRoot()
+        let verticalBound = (withinCovariance.quadraticForm(along) + withinCovariance.m11).squareRoot()
+        var axes: SymmetricEigen3?
+        var horizontalWeakness = horizontalBound, verticalWeakness = verticalBound
+        if horizontalBound > horizontalLimit || verticalBound > verticalLimit {
+            axes = SymmetricEigen3.analytic(withinCovariance)
+            horizontalWeakness = 0; verticalWeakness = 0
+            if let axes {
+                for k in 0..<3 {
+                    let sigma = max(axes.value(k), 0).squareRoot()
+                    let v = axes.vector(k)
+                    horizontalWeakness = max(horizontalWeakness, sigma * abs(v.dot(across)))
+                    let alongPart = v.dot(along)
+                    verticalWeakness = max(verticalWeakness, sigma * (alongPart * alongPart + v.y * v.y).squareRoot())
+                }
+            } else {
+                horizontalWeakness = .infinity; verticalWeakness = .infinity
             }
-        } else {
-            horizontalWeakness = .infinity; verticalWeakness = .infinity
         }
         // Global spread of the hypotheses' means, in the same frame.
         let spreadH = horizontalSpread.quadraticForm(across).squareRoot()
         let spreadV = (horizontalSpread.quadraticForm(along) + verticalSpread).squareRoot()
 
-        let distance = (meanInWorld - a).length
-        let hScale = (previous.horizontal ? options.hysteresis : 1)
-        let vScale = (previous.vertical ? options.hysteresis : 1)
         let horizontalResolved = bearingSigma <= options.horizontalAngleThreshold * hScale
-            && max(horizontalWeakness, spreadH) <= max(options.horizontalPositionThreshold, options.positionThresholdFractionOfDistance * distance) * hScale
+            && max(horizontalWeakness, spreadH) <= horizontalLimit
         let categoryEstablished = category == .same || category == .above || category == .below
         let verticalResolved = categoryEstablished
-            && max(verticalWeakness, spreadV) <= max(options.verticalPositionThreshold, options.positionThresholdFractionOfDistance * distance) * vScale
+            && max(verticalWeakness, spreadV) <= verticalLimit
 
-        let movementAxes = SymmetricEigen3.lapack(movement.covariance)
-        let extent = max(movementAxes?.values.z ?? 0, 0).squareRoot()
+        // Movement latches: once the device has moved enough, what it gathered stays.
+        let extent = movementAlreadySufficient ? options.minimumMovement
+            : max(SymmetricEigen3.largestEigenvalue(movement.covariance), 0).squareRoot()
 
         var reasons: ConvergenceReasons = []
         if extent < options.minimumMovement {

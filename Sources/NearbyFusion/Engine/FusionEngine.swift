@@ -48,6 +48,20 @@ public struct FusionEngine: Sendable {
         return ObjectHandle(index: objects.count - 1)
     }
 
+    /// Registers an object whose position is already known (for example saved from an
+    /// earlier session, as an ARKit anchor would be): its estimate starts as
+    /// `N(positionInWorld, covariance)` and is tracked by the EKF at once. Convergence still
+    /// needs movement, as for any object.
+    @discardableResult
+    public mutating func register(objectID: String, kind: ObjectKind = .accessory, knownPositionInWorld position: Vector3,
+                                  covariance: Matrix3) -> ObjectHandle {
+        let handle = register(objectID: objectID, kind: kind)
+        objects[handle.index].resetEstimate()
+        objects[handle.index].mixture.reset(meanInWorld: position, covariance: covariance.symmetrized)
+        objects[handle.index].settled = true
+        return handle
+    }
+
     /// The handle of a registered object.
     public func handle(for objectID: String) -> ObjectHandle? { indexByID[objectID].map(ObjectHandle.init) }
 
@@ -176,8 +190,9 @@ public struct FusionEngine: Sendable {
             return estimate
         }
         let assessment = ConvergenceAnalysis.assess(mixture: tracker.mixture, antennaInWorld: antennaInWorld,
-                                                    movement: tracker.movement, previous: tracker.previousResolution,
-                                                    options: options)
+                                                    movement: tracker.movement, movementAlreadySufficient: tracker.movementSufficient,
+                                                    previous: tracker.previousResolution, options: options)
+        if assessment.movementExtent >= options.minimumMovement { tracker.movementSufficient = true }
         tracker.previousResolution = (assessment.horizontalResolved, assessment.verticalResolved)
         tracker.lastAssessment = assessment
         reasons.formUnion(assessment.reasons)

@@ -24,6 +24,8 @@ struct ObjectTracker: Sendable {
     var hasConverged = false
     /// The bank has collapsed to one resolved hypothesis: EKF tracking instead of batch acquisition.
     var settled = false
+    /// The device has moved enough while ranging this estimate (latched).
+    var movementSufficient = false
     var previousResolution = (horizontal: false, vertical: false)
     var lastAssessment: ConvergenceAssessment?
     var removed = false

@@ -173,6 +173,10 @@ public struct PositionMixture: Sendable {
     /// `wᵢ ← wᵢ [(1 − ε) N(νᵢ; 0, Sᵢ) + outlier density]`.
     private mutating func updateEach(logOutlierDensity: Double, outlierProbability: Double,
                                      _ step: (inout Vector3, inout Matrix3) -> UpdateOutcome) -> Bool {
+        if hypotheses.count == 1 {
+            // One hypothesis (tracking): its weight stays 1; only the EKF step matters.
+            return hypotheses.withUnsafeMutableBufferPointer { h in step(&h[0].meanInWorld, &h[0].covariance).accepted }
+        }
         var acceptedBySignificant = false
         let logInlier = log(1 - outlierProbability)
         hypotheses.withUnsafeMutableBufferPointer { h in
@@ -227,6 +231,10 @@ public struct PositionMixture: Sendable {
     /// moment matching: `w = w₁ + w₂`, `μ = (w₁μ₁ + w₂μ₂)/w`,
     /// `P = Σₖ wₖ (Pₖ + (μₖ − μ)(μₖ − μ)ᵀ)/w`. Non-finite hypotheses are dropped too.
     public mutating func pruneAndMerge(minimumWeight: Double, mergeDistanceSquared: Double) {
+        if hypotheses.count == 1 {
+            if !hypotheses[0].meanInWorld.isFinite || !hypotheses[0].covariance.isFinite { hypotheses.removeAll(keepingCapacity: true) }
+            return
+        }
         let logMinimum = log(minimumWeight)
         var i = 0
         while i < hypotheses.count && hypotheses.count > 1 {
@@ -298,6 +306,7 @@ public struct PositionMixture: Sendable {
 
     /// The mixture's mean and covariance (see ``MixtureMoments``).
     public var moments: MixtureMoments {
+        if hypotheses.count == 1 { return MixtureMoments(meanInWorld: hypotheses[0].meanInWorld, covariance: hypotheses[0].covariance) }
         var mean = Vector3.zero
         for h in hypotheses { mean += exp(h.logWeight) * h.meanInWorld }
         var p = Matrix3.zero

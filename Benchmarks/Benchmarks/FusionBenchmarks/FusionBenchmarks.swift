@@ -1,0 +1,168 @@
+import Benchmark
+import Foundation
+import NearbyFusion
+import NearbyFusionSimulation
+
+// Latency per fused update, allocations per update, and replay throughput. Every
+// single-update benchmark runs 1000 updates per iteration (`scalingFactor: .kilo`), so its
+// time and malloc figures read as ns and mallocs per update. Run: `swift package benchmark`.
+
+/// The coached scenario's poses and UWB updates once the object is tracked (after 4 s),
+/// replayed in a loop, with the engine state carried across iterations.
+struct TrackingFixture {
+    var poses: [DevicePose] = []
+    var updates: [UWBMeasurement] = []
+    var engine: FusionEngine
+    var handle: ObjectHandle
+    var handles: [ObjectHandle] = []
+
+    init(capabilities: DeviceCapabilities = .phone, objects: Int = 1) {
+        let events = Simulator.events(for: ScenarioCatalogue.coached(seed: 1))
+        var engine = FusionEngine(capabilities: capabilities)
+        var lastPose: DevicePose?
+        for e in events {
+            if case .pose(let p) = e { lastPose = p }
+            if case .uwb(_, let m) = e, m.timestamp > 4, let p = lastPose { poses.append(p); updates.append(m) }
+        }
+        var handles: [ObjectHandle] = []
+        for k in 0..<objects {
+            // Every object is placed where the recording's tag is, so each one's updates are
+            // consistent with the ranges replayed to it.
+            let position = Vector3(-1.5, 1.0, -4.8)
+            handles.append(engine.register(objectID: "tag\(k)", knownPositionInWorld: position, covariance: .scaledIdentity(0.05 * 0.05)))
+        }
+        self.engine = engine
+        self.handles = handles
+        handle = handles[0]
+    }
+}
+
+/// A box so a fixture can be mutated from inside the benchmark closure.
+final class Box<T>: @unchecked Sendable { var value: T; init(_ value: T) { self.value = value } }
+
+func perUpdate(_ name: String, _ body: @escaping @Sendable (Benchmark) -> Void) {
+    Benchmark(name, configuration: .init(metrics: [.wallClock, .cpuTotal, .mallocCountTotal], timeUnits: .nanoseconds,
+                                         warmupIterations: 10, scalingFactor: .kilo, maxDuration: .seconds(2),
+                                         maxIterations: 2000), closure: body)
+}
+
+let benchmarks: @Sendable () -> Void = {
+    // MARK: One fused update: the EKF steps alone (predict, update), one hypothesis.
+    for (label, useRange, useDirection) in [("range + direction", true, true), ("range only", true, false), ("direction only", false, true)] {
+        let fixture = TrackingFixture()
+        let state = Box((mean: Vector3(-1.5, 1.0, -4.8), covariance: Matrix3.scaledIdentity(0.03 * 0.03), k: 0))
+        perUpdate("EKF update: \(label)") { benchmark in
+            var (mean, covariance, k) = state.value
+            for _ in benchmark.scaledIterations {
+                let index = k % fixture.updates.count
+                let pose = fixture.poses[index], m = fixture.updates[index]
+                covariance += Matrix3.scaledIdentity(1e-6)   // predict
+                if useRange, let r = m.distance {
+                    _ = EKFUpdate.update(mean: &mean, covariance: &covariance,
+                                         model: RangeModel(antennaInWorld: pose.positionInWorld, standardDeviation: 0.06, gate: 6.63), measured: r)
+                }
+                if useDirection, let d = m.directionInDevice {
+                    _ = EKFUpdate.update(mean: &mean, covariance: &covariance,
+                                         model: DirectionModel(antennaInWorld: pose.positionInWorld, worldFromDevice: pose.worldFromDevice,
+                                                               azimuthStandardDeviation: 0.052, elevationStandardDeviation: 0.087, gate: 9.21),
+                                         measured: DeviceAngles.azimuthElevation(d))
+                }
+                k += 1
+            }
+            state.value = (mean, covariance, k)
+            blackHole(mean)
+        }
+    }
+
+    // MARK: The same through the engine: outputs (horizontalAngle, vertical estimate,
+    // worldTransform) and convergence bookkeeping included.
+    for (label, keepRange, keepDirection) in [("range + direction", true, true), ("range only", true, false), ("direction only", false, true)] {
+        let fixture = Box(TrackingFixture())
+        let counter = Box(0)
+        perUpdate("Engine update with outputs: \(label)") { benchmark in
+            for _ in benchmark.scaledIterations {
+                let k = counter.value % fixture.value.updates.count
+                var m = fixture.value.updates[k]
+                if !keepRange { m.distance = nil }
+                if !keepDirection { m.directionInDevice = nil }
+                // Keep time moving forward across laps of the loop.
+                let lap = Double(counter.value / fixture.value.updates.count) * 20
+                var pose = fixture.value.poses[k]
+                pose.timestamp += lap
+                m.timestamp += lap
+                _ = fixture.value.engine.ingest(pose)
+                blackHole(fixture.value.engine.ingest(m, for: fixture.value.handle))
+                counter.value += 1
+            }
+        }
+    }
+
+    // MARK: The convergence analysis step on its own, and the eigen-decomposition in it.
+    do {
+        var mixture = PositionMixture(capacity: 4)
+        mixture.reset(meanInWorld: Vector3(-1.5, 1.0, -4.8), covariance: Matrix3(0.004, 0.001, 0.0005, 0.001, 0.006, 0.0002, 0.0005, 0.0002, 0.002))
+        var movement = MovementAccumulator()
+        for k in 0..<100 { movement.add(Vector3(0.3 * sin(Double(k) * 0.3), 1.4 + 0.2 * cos(Double(k) * 0.2), 0)) }
+        let frozenMixture = mixture, frozenMovement = movement
+        perUpdate("Convergence analysis") { benchmark in
+            for _ in benchmark.scaledIterations {
+                blackHole(ConvergenceAnalysis.assess(mixture: frozenMixture, antennaInWorld: Vector3(0, 1.4, 0), movement: frozenMovement,
+                                                     previous: (true, true), options: FusionOptions()))
+            }
+        }
+        let matrices: [Matrix3] = (0..<64).map { k in
+            let q = Quaternion(angle: Double(k) * 0.37, axis: Vector3(1, Double(k % 5), 0.5))
+            let r = q.rotationMatrix
+            return (r * Matrix3(diagonal: Vector3(1e-3 * Double(k + 1), 4e-3, 2e-2)) * r.transposed).symmetrized
+        }
+        for (label, solve) in [("LAPACK dsyev", SymmetricEigen3.lapack), ("closed form", SymmetricEigen3.analytic),
+                               ("Jacobi", SymmetricEigen3.jacobi)] as [(String, @Sendable (Matrix3) -> SymmetricEigen3?)] {
+            perUpdate("Eigen 3×3: \(label)") { benchmark in
+                var k = 0
+                for _ in benchmark.scaledIterations {
+                    blackHole(solve(matrices[k & 63]))
+                    k += 1
+                }
+            }
+        }
+    }
+
+    // MARK: Scale: objects updated round-robin.
+    for count in [1, 100, 10_000] {
+        let fixture = Box(TrackingFixture(objects: count))
+        let counter = Box(0)
+        perUpdate("Engine, \(count) object\(count == 1 ? "" : "s") round-robin") { benchmark in
+            for _ in benchmark.scaledIterations {
+                let n = counter.value
+                let k = (n / count) % fixture.value.updates.count
+                let lap = Double(n / (count * fixture.value.updates.count)) * 20
+                if n % count == 0 {
+                    var pose = fixture.value.poses[k]
+                    pose.timestamp += lap
+                    _ = fixture.value.engine.ingest(pose)
+                }
+                var m = fixture.value.updates[k]
+                m.timestamp += lap
+                blackHole(fixture.value.engine.ingest(m, for: fixture.value.handles[n % count]))
+                counter.value += 1
+            }
+        }
+    }
+
+    // MARK: Replay end to end: parse, fuse and write the estimates of the 10-minute session.
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("nearby-fusion-long-session.jsonl").path
+    let text = Simulator.recordingText(for: ScenarioCatalogue.longSession(seed: 1))
+    _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+    let eventCount = text.utf8.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+    Benchmark("Replay end to end (10-minute session, \(eventCount) lines)",
+              configuration: .init(metrics: [.wallClock, .throughput, .mallocCountTotal, .custom("events per second", polarity: .prefersLarger, useScalingFactor: false)],
+                                   timeUnits: .milliseconds, warmupIterations: 1, maxDuration: .seconds(20), maxIterations: 10)) { benchmark in
+        var bytes = 0
+        let start = ContinuousClock.now
+        _ = try? RecordingReplay.run(path: path) { line in bytes += line.jsonLine.utf8.count }
+        let elapsed = ContinuousClock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        benchmark.measurement(.custom("events per second", polarity: .prefersLarger, useScalingFactor: false), Int(Double(eventCount) / seconds))
+        blackHole(bytes)
+    }
+}

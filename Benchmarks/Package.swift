@@ -1,0 +1,28 @@
+// swift-tools-version: 6.1
+// Benchmarks for NearbyFusion, a package of their own so that the library's `swift test`
+// never builds the benchmark framework. Run from this folder:
+//   swift package benchmark
+import PackageDescription
+
+let package = Package(
+    name: "NearbyFusionBenchmarks",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        .package(name: "NearbyFusion", path: ".."),
+        // The retain/release and object-allocation metrics crash on this toolchain; only the
+        // malloc interposer is enabled.
+        .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "FusionBenchmarks",
+            dependencies: [
+                .product(name: "NearbyFusion", package: "NearbyFusion"),
+                .product(name: "NearbyFusionSimulation", package: "NearbyFusion"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/FusionBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ]
+)
