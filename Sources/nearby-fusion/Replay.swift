@@ -56,10 +56,10 @@ struct Replay: ParsableCommand {
         let exportedObject = object ?? firstObject
         let summary: ReplaySummary
         do {
-            summary = try RecordingReplay.run(path: recording, cameraAssistance: cameraAssistance, onTruth: { id, p in
+            summary = try RecordingReplay.run(path: recording, cameraAssistance: cameraAssistance, pipelined: true, onTruth: { id, p in
                 truthByObject[id] = p
             }, onProgress: progress.update) { line in
-                try sink?.write(format == .csv ? EstimateCSV.row(line) : line.jsonLine)
+                if format == .csv { try sink?.write(EstimateCSV.row(line)) } else { try sink?.writeLine { line.appendJSON(to: &$0) } }
                 if let tumSink, case .object(let e) = line, e.objectID == exportedObject, let w = e.worldTransform {
                     try tumSink.write(TrajectoryFormats.tumLine(timestamp: e.timestamp, positionInWorld: w.translation))
                     if let truthSink, let p = truthByObject[e.objectID] {
@@ -108,6 +108,13 @@ final class LineSink {
             handle = h
         }
         buffer.reserveCapacity(1 << 16)
+    }
+
+    /// Appends one line produced in place (no intermediate `String`).
+    func writeLine(_ produce: (inout [UInt8]) -> Void) throws {
+        produce(&buffer)
+        buffer.append(0x0A)
+        if buffer.count >= 1 << 16 { try flush() }
     }
 
     func write(_ line: String) throws {

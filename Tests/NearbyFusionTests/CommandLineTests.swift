@@ -47,6 +47,28 @@ struct CommandLineTests {
         #expect(lines.last.map { $0.contains("\"status\":\"converged\"") } == true)
     }
 
+    @Test func pipelinedReplayEqualsSequentialReplay() throws {
+        let path = Self.packageRoot.appendingPathComponent("Datasets/two-tags.jsonl").path
+        var sequential: [String] = [], pipelined: [String] = []
+        let a = try RecordingReplay.run(path: path, pipelined: false) { sequential.append($0.jsonLine) }
+        let b = try RecordingReplay.run(path: path, pipelined: true) { pipelined.append($0.jsonLine) }
+        #expect(sequential == pipelined)
+        #expect(a.uwbCount == b.uwbCount && a.poseCount == b.poseCount)
+        // A bad line after many good ones: the same error, after the same estimates.
+        let text = try String(contentsOfFile: path, encoding: .utf8) + #"{"type":"uwb","t":99,"object":"keys","distance":"far"}"# + "\n"
+        let bad = try RecordingTests.temporaryFile(text, name: "bad.jsonl")
+        for mode in [false, true] {
+            var count = 0
+            do {
+                _ = try RecordingReplay.run(path: bad, pipelined: mode) { _ in count += 1 }
+                Issue.record("accepted")
+            } catch let e as RecordingError {
+                #expect(e.line == text.split(separator: "\n").count && e.key == "distance")
+                #expect(count == sequential.count)
+            }
+        }
+    }
+
     @Test func replayToStandardOutputSendsTheSummaryToStandardError() throws {
         let result = try Self.run(["replay", "Datasets/still-phone.jsonl", "--output", "-"])
         #expect(result.status == 0)

@@ -36,6 +36,33 @@ struct RecordingTests {
         #expect(rewritten == Simulator.recordingText(for: scenario))
     }
 
+    /// The allocation-free fast path must read every line exactly as the strict parser does.
+    @Test(arguments: ["coached-sweep", "dark-room", "floor-above", "two-tags", "walking-peer", "tum-fr1-xyz-uwb"])
+    func fastPathReadsExactlyWhatTheStrictParserReads(name: String) throws {
+        let path = CommandLineTests.packageRoot.appendingPathComponent("Datasets/\(name).jsonl").path
+        let fast = try RecordingReader.readAll(path: path, fastPath: true)
+        let strict = try RecordingReader.readAll(path: path, fastPath: false)
+        #expect(fast.count == strict.count)
+        #expect(fast == strict)
+    }
+
+    @Test func fastPathDefersEveryOddityToTheStrictParser() throws {
+        // Whitespace, key order, unknown keys (scalar, array, nested object), exponents,
+        // negative zero, escapes: all must read as the strict parser reads them.
+        let text = Self.header + "\n" + """
+        { "t" : 0.5 , "type":"pose","tracking":"normal","orientation":[0,0,0,1],"position":[1e-3,-0.0,2.5E+1],"extra":[1,"a",null],"more":{"x":1}}
+        {"type":"uwb","object":"tag","t":0.6,"distance":4.25,"direction":[0.6,0,-0.8],"note":"caf\\u00e9"}
+        {"type":"uwb","object":"tag","t":0.7,"distance":12345678901234567890.5,"direction":null}
+        {"type":"pose","t":0.8,"position":[0.1,0.2,0.3],"orientation":[0,0,0,1],"tracking":"limited","trackingReason":"relocalizing","ambientIntensity":null}
+
+        """
+        let path = try Self.temporaryFile(text)
+        let fast = try RecordingReader.readAll(path: path, fastPath: true)
+        #expect(fast == (try RecordingReader.readAll(path: path, fastPath: false)))
+        #expect(fast.count == 5)
+        if case .pose(let p) = fast[1] { #expect(p.positionInWorld == Vector3(0.001, 0, 25)) }
+    }
+
     @Test func theSpecExamplesAreAccepted() throws {
         let text = Self.header + "\n" + """
         {"type":"pose","t":0.016,"position":[0.0,1.4,0.0],"orientation":[0,0,0,1],"tracking":"normal","ambientIntensity":1000}

@@ -58,6 +58,14 @@ public struct ConvergenceAssessment: Sendable, Equatable {
 /// Position thresholds are `max(threshold, positionThresholdFractionOfDistance × distance)`.
 /// Once an axis is resolved it is unresolved again only past `hysteresis ×` its threshold.
 public enum ConvergenceAnalysis {
+    /// `Φ(x)`, exactly 0 or 1 beyond ±9 (where it differs from them by less than 1e-19).
+    @inline(__always)
+    static func clampedNormalCDF(_ x: Double) -> Double {
+        if x > 9 { return 1 }
+        if x < -9 { return 0 }
+        return standardNormalCDF(x)
+    }
+
     /// Assesses one object. `previous` carries the last horizontal/vertical resolution
     /// for the hysteresis.
     public static func assess(mixture: PositionMixture, antennaInWorld a: Vector3, movement: MovementAccumulator,
@@ -74,14 +82,16 @@ public enum ConvergenceAnalysis {
             meanInWorld += w * h.meanInWorld
             withinCovariance += w * h.covariance
             let d = h.meanInWorld - a
-            let psi = atan2(d.x, -d.z)
-            sinSum += w * sin(psi); cosSum += w * cos(psi)
+            if !single {
+                let psi = atan2(d.x, -d.z)
+                sinSum += w * sin(psi); cosSum += w * cos(psi)
+            }
             let dy = d.y
             let sy = max(h.covariance.m11, 1e-12).squareRoot()
-            above += w * standardNormalCDF((dy - tau) / sy)
-            below += w * standardNormalCDF((-tau - dy) / sy)
+            above += w * clampedNormalCDF((dy - tau) / sy)
+            below += w * clampedNormalCDF((-tau - dy) / sy)
         }
-        let meanBearing = atan2(sinSum, cosSum)
+        let meanBearing = single ? 0 : atan2(sinSum, cosSum)
         var bearingVariance = 0.0
         var horizontalSpread = Matrix3.zero   // of the means, x/z block only
         var verticalSpread = 0.0
@@ -96,7 +106,8 @@ public enum ConvergenceAnalysis {
                 let g = Vector3(-d.z / rho2, 0, d.x / rho2)
                 own = h.covariance.quadraticForm(g)
             }
-            let dpsi = Angle.wrapped(atan2(d.x, -d.z) - meanBearing)
+            // One hypothesis has no spread around its own bearing.
+            let dpsi = single ? 0 : Angle.wrapped(atan2(d.x, -d.z) - meanBearing)
             bearingVariance += w * (own + dpsi * dpsi)
             let dm = h.meanInWorld - meanInWorld
             horizontalSpread += w * Matrix3.outer(Vector3(dm.x, 0, dm.z), Vector3(dm.x, 0, dm.z))

@@ -140,15 +140,43 @@ public struct FusionEngine: Sendable {
 
     /// Takes one UWB update for a registered object and returns what is published.
     public mutating func ingest(_ measurement: UWBMeasurement, for handle: ObjectHandle) -> NearbyObjectEstimate {
+        let devicePose = pose(at: measurement.timestamp)
+        let context = ObjectTracker.Context(
+            options: options, capabilities: capabilities, cameraAssistanceEnabled: cameraAssistanceEnabled,
+            pathLength: pathLength, devicePose: devicePose, lightingLimited: devicePose.map(lightingLimited) ?? false)
+        // In place on the array element: no copy of the tracker's buffers.
+        return objects[handle.index].ingest(measurement, context: context)
+    }
+
+    /// Registers the object if needed and ingests the update.
+    public mutating func ingest(_ measurement: UWBMeasurement, forObject objectID: String) -> NearbyObjectEstimate {
+        let h = register(objectID: objectID)
+        return ingest(measurement, for: h)
+    }
+
+}
+
+
+extension ObjectTracker {
+    /// What an object's update needs from the engine (all values, no references).
+    struct Context {
+        let options: FusionOptions
+        let capabilities: DeviceCapabilities
+        let cameraAssistanceEnabled: Bool
+        /// Device path length while VIO tracked normally, metres.
+        let pathLength: Double
+        /// The device pose at the update's time, if any pose has arrived.
+        let devicePose: DevicePose?
+        /// VIO is limited by light or features.
+        let lightingLimited: Bool
+    }
+
+    /// One UWB update for this object: fusion, then what is published.
+    mutating func ingest(_ measurement: UWBMeasurement, context: Context) -> NearbyObjectEstimate {
         let t = measurement.timestamp
-        // Move the tracker out of the array (leaving a shared placeholder) so that its
-        // buffers are uniquely referenced and mutate in place: copying it out would make
-        // every update copy-on-write its hypothesis bank and window.
-        var tracker = ObjectTracker.placeholder
-        swap(&tracker, &objects[handle.index])
-        defer { swap(&tracker, &objects[handle.index]) }
-        if tracker.firstUpdateTime == nil { tracker.firstUpdateTime = t }
-        tracker.removed = false
+        let options = context.options, capabilities = context.capabilities
+        if firstUpdateTime == nil { firstUpdateTime = t }
+        removed = false
 
         // Sanitise the raw measurement: a non-finite or non-positive range, or a
         // non-finite or zero direction, is treated as absent (never propagated).
@@ -157,44 +185,44 @@ public struct FusionEngine: Sendable {
         var rawDirection = measurement.directionInDevice.flatMap { $0.isFinite && $0.length > 1e-9 ? $0.normalized : nil }
         if !capabilities.supportsDirectionMeasurement { rawDirection = nil }
 
-        var estimate = NearbyObjectEstimate(timestamp: t, objectID: tracker.objectID, distance: rawDistance, direction: rawDirection)
-        guard cameraAssistanceEnabled else { return estimate }
-        guard let devicePose = pose(at: t) else {
+        var estimate = NearbyObjectEstimate(timestamp: t, objectID: objectID, distance: rawDistance, direction: rawDirection)
+        guard context.cameraAssistanceEnabled else { return estimate }
+        guard let devicePose = context.devicePose else {
             estimate.convergence = AlgorithmConvergence(status: .unknown)
             estimate.verticalDirectionEstimate = .unknown
             return estimate
         }
         let antennaInWorld = devicePose.positionInWorld + devicePose.worldFromDevice.rotate(options.antennaOffsetInDevice)
         if let r = rawDistance {
-            tracker.lastRangeMetres = r
-            tracker.lastRangeTime = t
+            lastRangeMetres = r
+            lastRangeTime = t
         }
 
         if devicePose.tracking == .normal {
-            fuse(&tracker, range: rawDistance, direction: rawDirection, at: t, pose: devicePose, antennaInWorld: antennaInWorld)
+            fuse(range: rawDistance, direction: rawDirection, at: t, pose: devicePose, antennaInWorld: antennaInWorld, context: context)
         }
 
         // Convergence and outputs.
         var reasons: ConvergenceReasons = []
-        if lightingLimited(devicePose) { reasons.insert(.insufficientLighting) }
+        if context.lightingLimited { reasons.insert(.insufficientLighting) }
         // Signal: how long since the radio last gave a usable range (fused or not: while VIO
         // is limited nothing is fused, yet the signal is fine).
-        let signalAge = t - (tracker.lastRangeTime ?? tracker.firstUpdateTime ?? t)
-        if signalAge > options.signalTimeout || (tracker.lastRangeMetres ?? 0) > options.maximumRange {
+        let signalAge = t - (lastRangeTime ?? firstUpdateTime ?? t)
+        if signalAge > options.signalTimeout || (lastRangeMetres ?? 0) > options.maximumRange {
             reasons.insert(.insufficientSignalStrength)
         }
-        guard !tracker.mixture.isEmpty else {
+        guard !mixture.isEmpty else {
             // Nothing estimated yet: `unknown`, unless a reason already withholds it (nil).
             estimate.convergence = AlgorithmConvergence(status: reasons.isEmpty ? .unknown : .notConverged(reasons))
             estimate.verticalDirectionEstimate = reasons.isEmpty ? .unknown : nil
             return estimate
         }
-        let assessment = ConvergenceAnalysis.assess(mixture: tracker.mixture, antennaInWorld: antennaInWorld,
-                                                    movement: tracker.movement, movementAlreadySufficient: tracker.movementSufficient,
-                                                    previous: tracker.previousResolution, options: options)
-        if assessment.movementExtent >= options.minimumMovement { tracker.movementSufficient = true }
-        tracker.previousResolution = (assessment.horizontalResolved, assessment.verticalResolved)
-        tracker.lastAssessment = assessment
+        let assessment = ConvergenceAnalysis.assess(mixture: mixture, antennaInWorld: antennaInWorld,
+                                                    movement: movement, movementAlreadySufficient: movementSufficient,
+                                                    previous: previousResolution, options: options)
+        if assessment.movementExtent >= options.minimumMovement { movementSufficient = true }
+        previousResolution = (assessment.horizontalResolved, assessment.verticalResolved)
+        lastAssessment = assessment
         reasons.formUnion(assessment.reasons)
 
         let status: ConvergenceStatus = reasons.isEmpty ? .converged : .notConverged(reasons)
@@ -214,7 +242,7 @@ public struct FusionEngine: Sendable {
             }
         }
         if status.isConverged {
-            tracker.hasConverged = true
+            hasConverged = true
             let toObject = mean - antennaInWorld
             estimate.worldTransform = WorldTransform(translation: mean)
             estimate.distance = toObject.length
@@ -223,12 +251,6 @@ public struct FusionEngine: Sendable {
             estimate.direction = devicePose.worldFromDevice.inverseRotate(toObject).normalized
         }
         return estimate
-    }
-
-    /// Registers the object if needed and ingests the update.
-    public mutating func ingest(_ measurement: UWBMeasurement, forObject objectID: String) -> NearbyObjectEstimate {
-        let h = register(objectID: objectID)
-        return ingest(measurement, for: h)
     }
 
     /// One update of an object's estimate.
@@ -242,9 +264,9 @@ public struct FusionEngine: Sendable {
     /// - **tracking** (settled, or a peer that may move): the EKF steps of
     ///   ``PositionMixture`` — predict, range, direction (or its absence) — fixed-size
     ///   and allocation-free.
-    private func fuse(_ tracker: inout ObjectTracker, range: Double?, direction: Vector3?, at t: Double,
-                      pose: DevicePose, antennaInWorld a: Vector3) {
-        let o = options
+    private mutating func fuse(range: Double?, direction: Vector3?, at t: Double,
+                               pose: DevicePose, antennaInWorld a: Vector3, context: Context) {
+        let o = context.options, capabilities = context.capabilities, pathLength = context.pathLength
         var entry = WindowEntry(antennaInWorld: a, worldFromDevice: pose.worldFromDevice, rangeMetres: 0, angles: Vector2(0, 0),
                                 hasRange: false, angleKind: 0, directionMissing: false, multiplicity: 1)
         if let r = range, r <= o.maximumRange { entry.hasRange = true; entry.rangeMetres = r }
@@ -263,35 +285,37 @@ public struct FusionEngine: Sendable {
             entry.directionMissing = true
         }
 
-        if tracker.mixture.isEmpty {
+        if mixture.isEmpty {
             guard entry.hasRange else { return }
-            initialise(&tracker, rangeMetres: entry.rangeMetres, at: t, pose: pose, antennaInWorld: a)
+            initialise(rangeMetres: entry.rangeMetres, at: t, pose: pose, antennaInWorld: a, context: context)
             return
         }
         // Predict: random walk P ← P + (q Δt + k_d Δs) I.
-        let dt = max(t - (tracker.lastPredictionTime ?? t), 0)
-        let ds = max(pathLength - tracker.pathLengthAtLastPrediction, 0)
-        let q = (tracker.kind == .peer ? o.peerRandomWalk : o.accessoryRandomWalk) * dt + o.driftVariancePerMetre * ds
-        tracker.mixture.predict(addedVariance: q)
-        tracker.processVarianceSinceInitialisation += q
-        tracker.lastPredictionTime = t
-        tracker.pathLengthAtLastPrediction = pathLength
+        let dt = max(t - (lastPredictionTime ?? t), 0)
+        let ds = max(pathLength - pathLengthAtLastPrediction, 0)
+        let q = (kind == .peer ? o.peerRandomWalk : o.accessoryRandomWalk) * dt + o.driftVariancePerMetre * ds
+        mixture.predict(addedVariance: q)
+        processVarianceSinceInitialisation += q
+        lastPredictionTime = t
+        pathLengthAtLastPrediction = pathLength
 
-        let acquiring = tracker.kind == .accessory && !tracker.settled
-        if entry.hasRange || entry.angleKind > 0 { tracker.window.append(entry) }
+        let acquiring = kind == .accessory && !settled
+        // The window feeds batch acquisition only; a settled object returns to acquisition
+        // only through a reset, which empties it, so tracking updates need not be stored.
+        if acquiring && (entry.hasRange || entry.angleKind > 0) { window.append(entry) }
 
         var rangeAccepted = false
         if acquiring {
-            tracker.updatesSinceRefinement += 1
-            if tracker.updatesSinceRefinement >= o.batchRefinementInterval {
-                let systematic = 0.5 * o.vioDriftFraction * (pathLength - tracker.pathLengthAtInitialisation)
-                BatchRefinement.refine(&tracker.mixture, window: tracker.window, options: o,
-                                       addedVariance: tracker.processVarianceSinceInitialisation / 3 + systematic * systematic)
-                tracker.updatesSinceRefinement = 0
+            updatesSinceRefinement += 1
+            if updatesSinceRefinement >= o.batchRefinementInterval {
+                let systematic = 0.5 * o.vioDriftFraction * (pathLength - pathLengthAtInitialisation)
+                BatchRefinement.refine(&mixture, window: window, options: o,
+                                       addedVariance: processVarianceSinceInitialisation / 3 + systematic * systematic)
+                updatesSinceRefinement = 0
             }
             if entry.hasRange {
                 // Accepted if some hypothesis with ≥ 1 % of the weight explains it.
-                for h in tracker.mixture.hypotheses where h.logWeight > log(0.01) {
+                for h in mixture.hypotheses where h.logWeight > log(0.01) {
                     let d = h.meanInWorld - a
                     let residual = entry.rangeMetres - d.length
                     let u = d.normalized
@@ -302,42 +326,42 @@ public struct FusionEngine: Sendable {
         } else {
             if entry.hasRange {
                 let sigma = o.rangeStandardDeviation, gate = o.rangeGate
-                rangeAccepted = tracker.mixture.update(
+                rangeAccepted = mixture.update(
                     model: { _ in RangeModel(antennaInWorld: a, standardDeviation: sigma, gate: gate) },
                     measured: entry.rangeMetres, outlierProbability: o.outlierProbability, outlierSpan: o.rangeOutlierSpan)
             }
             let q = pose.worldFromDevice
             if entry.angleKind == 1 {
                 let sigma = o.azimuthStandardDeviation, gate = o.rangeGate
-                _ = tracker.mixture.update(
+                _ = mixture.update(
                     model: { _ in AzimuthModel(antennaInWorld: a, worldFromDevice: q, standardDeviation: sigma, gate: gate) },
                     measured: entry.angles.x, outlierProbability: o.outlierProbability, outlierSpan: o.angleOutlierSpan)
             } else if entry.angleKind == 2 {
                 let sa = o.azimuthStandardDeviation, se = o.elevationStandardDeviation, gate = o.directionGate
-                _ = tracker.mixture.update(
+                _ = mixture.update(
                     model: { _ in DirectionModel(antennaInWorld: a, worldFromDevice: q, azimuthStandardDeviation: sa,
                                                  elevationStandardDeviation: se, gate: gate) },
                     measured: entry.angles, outlierProbability: o.outlierProbability, outlierSpan: o.angleOutlierSpan)
             } else if entry.directionMissing {
-                tracker.mixture.reweight { mean in
+                mixture.reweight { mean in
                     o.missingDirectionLikelihood(offAxisAngle: DeviceAngles.offAxisAngle(q.inverseRotate(mean - a)))
                 }
             }
         }
         if entry.hasRange {
             if rangeAccepted {
-                tracker.consecutiveRejections = 0
-                tracker.lastAcceptedRangeTime = t
-                tracker.movement.add(a)
+                consecutiveRejections = 0
+                lastAcceptedRangeTime = t
+                movement.add(a)
             } else {
-                tracker.consecutiveRejections += 1
-                let limit = tracker.hasConverged ? o.rejectionsBeforeResetWhenConverged : o.rejectionsBeforeReset
-                if tracker.consecutiveRejections >= limit {
+                consecutiveRejections += 1
+                let limit = hasConverged ? o.rejectionsBeforeResetWhenConverged : o.rejectionsBeforeReset
+                if consecutiveRejections >= limit {
                     // The estimate no longer explains the ranges (a first NLOS range, or the
                     // object moved): start again from this range.
-                    tracker.resetEstimate()
-                    tracker.hasConverged = false
-                    initialise(&tracker, rangeMetres: entry.rangeMetres, at: t, pose: pose, antennaInWorld: a)
+                    resetEstimate()
+                    hasConverged = false
+                    initialise(rangeMetres: entry.rangeMetres, at: t, pose: pose, antennaInWorld: a, context: context)
                     return
                 }
             }
@@ -345,36 +369,37 @@ public struct FusionEngine: Sendable {
         if acquiring {
             // No merging while acquiring: each hypothesis keeps its own prior, so that mirror
             // images stay exact mirrors (a merge on one side only would tilt the evidence).
-            tracker.mixture.pruneAndMerge(minimumWeight: o.acquisitionPruneWeight, mergeDistanceSquared: 0)
-            if tracker.previousResolution.horizontal && tracker.previousResolution.vertical,
-               let cluster = tracker.mixture.dominantCluster(mahalanobisSquared: 9), cluster.weight > 0.99 {
+            mixture.pruneAndMerge(minimumWeight: o.acquisitionPruneWeight, mergeDistanceSquared: 0)
+            if previousResolution.horizontal && previousResolution.vertical,
+               let cluster = mixture.dominantCluster(mahalanobisSquared: 9), cluster.weight > 0.99 {
                 // Settled: 99 % of the weight lies in one cluster of hypotheses (within 3σ of the
                 // heaviest); collapse it into one Gaussian and track it with the EKF.
-                tracker.mixture.reset([cluster.merged])
-                tracker.settled = true
+                mixture.reset([cluster.merged])
+                settled = true
             }
         } else {
-            tracker.mixture.pruneAndMerge(minimumWeight: o.pruneWeight, mergeDistanceSquared: o.mergeDistanceSquared)
+            mixture.pruneAndMerge(minimumWeight: o.pruneWeight, mergeDistanceSquared: o.mergeDistanceSquared)
         }
-        let m = tracker.mixture.moments
+        let m = mixture.moments
         if !m.meanInWorld.isFinite || !m.covariance.isFinite {
             // Never publish NaN: drop the estimate and start again from the next range.
-            tracker.resetEstimate()
+            resetEstimate()
         }
     }
 
     /// Tiles the first range's sphere with hypotheses and starts a new window.
-    private func initialise(_ tracker: inout ObjectTracker, rangeMetres r: Double, at t: Double, pose: DevicePose,
-                            antennaInWorld a: Vector3) {
-        tracker.mixture.initialize(rangeMetres: r, antennaInWorld: a, forwardInWorld: pose.forwardInWorld, options: options)
-        tracker.window.removeAll()   // the first range is in the tiles' priors
-        tracker.processVarianceSinceInitialisation = 0
-        tracker.pathLengthAtInitialisation = pathLength
-        tracker.updatesSinceRefinement = 0
-        tracker.movement.add(a)
-        tracker.lastAcceptedRangeTime = t
-        tracker.lastPredictionTime = t
-        tracker.pathLengthAtLastPrediction = pathLength
-        tracker.consecutiveRejections = 0
+    private mutating func initialise(rangeMetres r: Double, at t: Double, pose: DevicePose,
+                                     antennaInWorld a: Vector3, context: Context) {
+        let options = context.options, pathLength = context.pathLength
+        mixture.initialize(rangeMetres: r, antennaInWorld: a, forwardInWorld: pose.forwardInWorld, options: options)
+        window.removeAll()   // the first range is in the tiles' priors
+        processVarianceSinceInitialisation = 0
+        pathLengthAtInitialisation = pathLength
+        updatesSinceRefinement = 0
+        movement.add(a)
+        lastAcceptedRangeTime = t
+        lastPredictionTime = t
+        pathLengthAtLastPrediction = pathLength
+        consecutiveRejections = 0
     }
 }

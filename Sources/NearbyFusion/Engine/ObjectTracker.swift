@@ -30,9 +30,6 @@ struct ObjectTracker: Sendable {
     var lastAssessment: ConvergenceAssessment?
     var removed = false
 
-    /// Stands in an engine's array while the real tracker is being updated.
-    static let placeholder = ObjectTracker(objectID: "", kind: .accessory, capacity: 1, windowCapacity: 4)
-
     init(objectID: String, kind: ObjectKind, capacity: Int, windowCapacity: Int) {
         self.objectID = objectID
         self.kind = kind

@@ -37,6 +37,10 @@ public struct RangeModel: ScalarMeasurementModel, Sendable {
         let d = objectInWorld - antennaInWorld
         let r = d.length
         guard r > 1e-6 else { return (0, 0) }
+        // Both terms are at most (tr P / 2r) and its square: skip them once that is below
+        // 1 % of the range noise (a tracked, converged object), as they change nothing.
+        let bound = 0.5 * p.trace / r
+        if bound * bound < 1e-4 * variance { return (0, 0) }
         let u = d / r
         let hessian = (1 / r) * (Matrix3.identity - Matrix3.outer(u, u))
         let m = hessian * p

@@ -15,10 +15,15 @@ public struct RecordingReader {
     private var start = 0
     private var atEOF = false
     private var decoder: RecordingDecoder
+    private var fast = FastLineDecoder()
     /// The header, once the first line has been read.
     public private(set) var header: RecordingHeader?
     /// Bytes of the file consumed so far (for progress reports).
     public private(set) var bytesConsumed = 0
+
+    /// When `false`, every line goes through the strict JSON parser (the fast path is only
+    /// an optimisation and must agree with it; tests compare the two).
+    public var usesFastPath = true
 
     /// Opens `path` (`-` for standard input).
     public init(path: String) throws(RecordingError) {
@@ -59,10 +64,22 @@ public struct RecordingReader {
                 return nil
             }
             decoder.line += 1
-            // Skip blank lines (white space only).
-            var blank = true
-            for k in range where !(buffer[k] == 0x20 || buffer[k] == 0x09 || buffer[k] == 0x0D) { blank = false; break }
-            if blank { continue }
+            // Skip blank lines (white space only); a line of JSON starts with '{' at once.
+            if range.isEmpty { continue }
+            if buffer[range.lowerBound] != UInt8(ascii: "{") {
+                var blank = true
+                for k in range where !(buffer[k] == 0x20 || buffer[k] == 0x09 || buffer[k] == 0x0D) { blank = false; break }
+                if blank { continue }
+            }
+            if usesFastPath && decoder.sawHeader {
+                let event: RecordingEvent? = buffer.withUnsafeBufferPointer { all in
+                    fast.decode(UnsafeBufferPointer(rebasing: all[range]), lastTime: decoder.lastTime)
+                }
+                if let event {
+                    decoder.lastTime = event.timestamp
+                    return event
+                }
+            }
             let parsed: Result<JSONValue, JSONLineParser.SyntaxError> = buffer.withUnsafeBufferPointer { all in
                 do throws(JSONLineParser.SyntaxError) {
                     return .success(try JSONLineParser.parse(UnsafeBufferPointer(rebasing: all[range])))
@@ -77,7 +94,10 @@ public struct RecordingReader {
                 throw RecordingError(file: displayName, line: decoder.line, message: "invalid JSON at column \(e.offset + 1): \(e.message)")
             case .success(let value):
                 let event = try decoder.decode(value)
-                if case .header(let h) = event { header = h }
+                if case .header(let h) = event {
+                    header = h
+                    fast.declare(h.objects.map(\.id))
+                }
                 return event
             }
         }
@@ -86,7 +106,13 @@ public struct RecordingReader {
     /// The byte range of the next line and whether it ended with a newline.
     private mutating func nextLine() -> (Range<Int>, Bool)? {
         while true {
-            if let nl = buffer[start...].firstIndex(of: 0x0A) {
+            let from = start
+            let newline: Int? = buffer.withUnsafeBufferPointer { all -> Int? in
+                guard from < all.count, let base = all.baseAddress,
+                      let hit = memchr(base + from, 0x0A, all.count - from) else { return nil }
+                return base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+            }
+            if let nl = newline {
                 let r = start..<nl
                 bytesConsumed += nl + 1 - start
                 start = nl + 1
@@ -107,8 +133,9 @@ public struct RecordingReader {
     }
 
     /// Reads a whole recording into memory (for tests and small files).
-    public static func readAll(path: String) throws(RecordingError) -> [RecordingEvent] {
+    public static func readAll(path: String, fastPath: Bool = true) throws(RecordingError) -> [RecordingEvent] {
         var reader = try RecordingReader(path: path)
+        reader.usesFastPath = fastPath
         var events: [RecordingEvent] = []
         while let e = try reader.next() { events.append(e) }
         return events

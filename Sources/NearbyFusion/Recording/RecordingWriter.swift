@@ -62,24 +62,20 @@ public enum JSONLines {
         }
     }
 
-    static func convergence(_ c: AlgorithmConvergence) -> String {
-        "{\"status\":\"\(c.status.name)\",\"reasons\":[" + c.status.reasons.names.map { "\"\($0)\"" }.joined(separator: ",") + "]}"
-    }
-
-    /// One estimate line (no trailing newline). With camera assistance off,
-    /// `convergence` is `null` (an addition to the format, documented in the README).
+    /// One estimate line (no trailing newline); see ``EstimateEncoder`` for the number
+    /// format. With camera assistance off, `convergence` is `null` (an addition to the
+    /// format, documented in the README).
     public static func line(_ e: NearbyObjectEstimate) -> String {
-        var s = "{\"t\":\(number(e.timestamp)),\"object\":\(string(e.objectID)),\"distance\":\(e.distance.map(number) ?? "null"),"
-        s += "\"direction\":\(e.direction.map { numbers($0.array) } ?? "null"),"
-        s += "\"horizontalAngle\":\(e.horizontalAngle.map(number) ?? "null"),"
-        s += "\"verticalDirectionEstimate\":\(e.verticalDirectionEstimate.map { "\"\($0.rawValue)\"" } ?? "null"),"
-        s += "\"worldTransform\":\(e.worldTransform.map { numbers($0.columnMajor) } ?? "null"),"
-        s += "\"convergence\":\(e.convergence.map(convergence) ?? "null")}"
-        return s
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        EstimateEncoder.append(e, to: &out)
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// One session-level convergence line (no `object`).
     public static func line(_ u: SessionConvergenceUpdate) -> String {
-        "{\"t\":\(number(u.timestamp)),\"convergence\":\(convergence(u.convergence))}"
+        var out: [UInt8] = []
+        EstimateEncoder.append(u, to: &out)
+        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -1,0 +1,129 @@
+/// Writes estimate lines straight into a byte buffer (no `String` per number): the
+/// `replay` hot path. Numbers are written with up to 9 decimals — 1 nm, 1 nrad, 1 ns — and
+/// trailing zeros trimmed (`3.2`, `0.081`, `-4.8`), which is what the estimate format
+/// needs; recordings, which must round-trip bit for bit, use ``JSONLines`` instead.
+public enum EstimateEncoder {
+    /// Appends `d` as JSON; non-finite values (which the engine never publishes) as `null`.
+    @inlinable
+    public static func appendNumber(_ d: Double, to out: inout [UInt8]) {
+        guard d.isFinite else { out.append(contentsOf: "null".utf8); return }
+        let magnitude = Swift.abs(d)
+        guard magnitude < 1e9 else { out.append(contentsOf: "\(d)".utf8); return }
+        let scaled = UInt64((magnitude * 1e9).rounded())
+        if scaled == 0 { out.append(UInt8(ascii: "0")); return }
+        if d < 0 { out.append(UInt8(ascii: "-")) }
+        appendInteger(scaled / 1_000_000_000, to: &out)
+        var fraction = scaled % 1_000_000_000
+        guard fraction > 0 else { return }
+        var width = 9
+        while fraction % 10 == 0 { fraction /= 10; width -= 1 }
+        out.append(UInt8(ascii: "."))
+        // Leading zeros of the fraction, then its digits.
+        var digits = 1
+        var probe = fraction
+        while probe >= 10 { probe /= 10; digits += 1 }
+        for _ in 0..<(width - digits) { out.append(UInt8(ascii: "0")) }
+        appendInteger(fraction, to: &out)
+    }
+
+    @inlinable
+    static func appendInteger(_ value: UInt64, to out: inout [UInt8]) {
+        if value < 10 { out.append(UInt8(ascii: "0") + UInt8(value)); return }
+        var v = value
+        var reversed: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                       UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &reversed) { digits in
+            while v > 0 { digits[count] = UInt8(ascii: "0") + UInt8(v % 10); v /= 10; count += 1 }
+            for k in stride(from: count - 1, through: 0, by: -1) { out.append(digits[k]) }
+        }
+    }
+
+    @inlinable
+    static func append(_ s: StaticString, to out: inout [UInt8]) {
+        out.append(contentsOf: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
+    }
+
+    static func appendString(_ s: String, to out: inout [UInt8]) {
+        if s.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            out.append(UInt8(ascii: "\""))
+            out.append(contentsOf: s.utf8)
+            out.append(UInt8(ascii: "\""))
+        } else {
+            out.append(contentsOf: JSONLines.string(s).utf8)
+        }
+    }
+
+    static func appendConvergence(_ c: AlgorithmConvergence, to out: inout [UInt8]) {
+        append("{\"status\":\"", to: &out)
+        switch c.status {
+        case .unknown: append("unknown", to: &out)
+        case .converged: append("converged", to: &out)
+        case .notConverged: append("notConverged", to: &out)
+        }
+        append("\",\"reasons\":[", to: &out)
+        var first = true
+        for (reason, name) in ConvergenceReasons.named where c.status.reasons.contains(reason) {
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
+            out.append(UInt8(ascii: "\""))
+            out.append(contentsOf: name.utf8)
+            out.append(UInt8(ascii: "\""))
+        }
+        append("]}", to: &out)
+    }
+
+    /// Appends one estimate line (no newline).
+    public static func append(_ e: NearbyObjectEstimate, to out: inout [UInt8]) {
+        append("{\"t\":", to: &out); appendNumber(e.timestamp, to: &out)
+        append(",\"object\":", to: &out); appendString(e.objectID, to: &out)
+        append(",\"distance\":", to: &out)
+        if let d = e.distance { appendNumber(d, to: &out) } else { append("null", to: &out) }
+        append(",\"direction\":", to: &out)
+        if let v = e.direction {
+            out.append(UInt8(ascii: "[")); appendNumber(v.x, to: &out); out.append(UInt8(ascii: ","))
+            appendNumber(v.y, to: &out); out.append(UInt8(ascii: ",")); appendNumber(v.z, to: &out); out.append(UInt8(ascii: "]"))
+        } else { append("null", to: &out) }
+        append(",\"horizontalAngle\":", to: &out)
+        if let a = e.horizontalAngle { appendNumber(a, to: &out) } else { append("null", to: &out) }
+        append(",\"verticalDirectionEstimate\":", to: &out)
+        if let v = e.verticalDirectionEstimate {
+            out.append(UInt8(ascii: "\"")); out.append(contentsOf: v.rawValue.utf8); out.append(UInt8(ascii: "\""))
+        } else { append("null", to: &out) }
+        append(",\"worldTransform\":", to: &out)
+        if let w = e.worldTransform {
+            let r = w.rotation, t = w.translation
+            // Column-major, without building an array.
+            out.append(UInt8(ascii: "["))
+            appendNumber(r.m00, to: &out); out.append(UInt8(ascii: ",")); appendNumber(r.m10, to: &out); out.append(UInt8(ascii: ","))
+            appendNumber(r.m20, to: &out); append(",0,", to: &out)
+            appendNumber(r.m01, to: &out); out.append(UInt8(ascii: ",")); appendNumber(r.m11, to: &out); out.append(UInt8(ascii: ","))
+            appendNumber(r.m21, to: &out); append(",0,", to: &out)
+            appendNumber(r.m02, to: &out); out.append(UInt8(ascii: ",")); appendNumber(r.m12, to: &out); out.append(UInt8(ascii: ","))
+            appendNumber(r.m22, to: &out); append(",0,", to: &out)
+            appendNumber(t.x, to: &out); out.append(UInt8(ascii: ",")); appendNumber(t.y, to: &out); out.append(UInt8(ascii: ","))
+            appendNumber(t.z, to: &out); append(",1]", to: &out)
+        } else { append("null", to: &out) }
+        append(",\"convergence\":", to: &out)
+        if let c = e.convergence { appendConvergence(c, to: &out) } else { append("null", to: &out) }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// Appends one session-level line (no newline).
+    public static func append(_ u: SessionConvergenceUpdate, to out: inout [UInt8]) {
+        append("{\"t\":", to: &out); appendNumber(u.timestamp, to: &out)
+        append(",\"convergence\":", to: &out); appendConvergence(u.convergence, to: &out)
+        out.append(UInt8(ascii: "}"))
+    }
+}
+
+extension EstimateStreamLine {
+    /// Appends the line's JSON (no newline).
+    public func appendJSON(to out: inout [UInt8]) {
+        switch self {
+        case .object(let e): EstimateEncoder.append(e, to: &out)
+        case .session(let s): EstimateEncoder.append(s, to: &out)
+        }
+    }
+}
