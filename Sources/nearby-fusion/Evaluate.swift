@@ -106,14 +106,17 @@ struct Evaluate: ParsableCommand {
         let total = RecordingEvaluation.pooled(rows, name: "total")
         if json { print(try Self.encode(FolderReport(recordings: reports, skipped: skipped, total: total))); return }
         func f(_ x: Double?, _ format: String) -> String { x.map { String(format: format, $0) } ?? "—" }
-        print("| recording | updates | angle err median ° | p95 ° | position err median m | p95 m | converged after s | false converged | mean NEES | angle available | transform available |")
-        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        print("| recording | updates | angle err median ° | p95 ° | position err median m | p95 m | converged after s | angle available | transform available | CRLB √tr m | RMSE/CRLB | mean NEES | false converged |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         for r in rows + [total] {
             let name = r.object == "total" ? "**total**" : (r.object as NSString).lastPathComponent
             print("| \(name) | \(r.updates) | \(f(r.horizontalAngleErrorDegrees?.median, "%.2f")) | \(f(r.horizontalAngleErrorDegrees?.p95, "%.2f")) | "
                 + "\(f(r.positionErrorMetres?.median, "%.3f")) | \(f(r.positionErrorMetres?.p95, "%.3f")) | \(f(r.timeToConvergenceSeconds, "%.1f")) | "
-                + "\(f(r.falseConvergedRate, "%.3f")) | \(f(r.meanNEES, "%.2f")) | \(f(r.availability["horizontalAngle"].map { $0 * 100 }, "%.0f%%")) | "
-                + "\(f(r.availability["worldTransform"].map { $0 * 100 }, "%.0f%%")) |")
+                + "\(f(r.availability["horizontalAngle"].map { $0 * 100 }, "%.0f%%")) | \(f(r.availability["worldTransform"].map { $0 * 100 }, "%.0f%%")) | "
+                + "\(f(r.crlbPositionMetres, "%.3f")) | \(f(r.rmseOverCRLB, "%.2f")) | \(f(r.meanNEES, "%.2f")) | \(f(r.falseConvergedRate, "%.3f")) |")
+            // Baseline: what the radio alone gives (its direction, no camera assistance).
+            print("| \(r.object == "total" ? "total" : name) — raw UWB direction | \(r.updates) | \(f(r.rawHorizontalAngleErrorDegrees?.median, "%.2f")) | "
+                + "\(f(r.rawHorizontalAngleErrorDegrees?.p95, "%.2f")) | — | — | — | \(f(r.rawDirectionAvailability.map { $0 * 100 }, "%.0f%%")) | — | — | — | — | — |")
         }
         for s in skipped { print("skipped (no truth): \(s)") }
     }

@@ -19,16 +19,33 @@ public struct ObjectEvaluation: Codable, Sendable {
     public var falseConvergedRate: Double?
     /// Mean NEES `(p̂ − p)ᵀ P⁻¹ (p̂ − p)` of the position over converged updates (3 is ideal).
     public var meanNEES: Double?
+    /// The Cramér–Rao lower bound on the position error, `√tr(J⁻¹)` with `J` the Fisher
+    /// information of every range and direction so far (evaluated at the truth, nominal
+    /// noise), median over converged updates, metres.
+    public var crlbPositionMetres: Double?
+    /// Statistical efficiency: RMSE of the converged position error over the RMS of the
+    /// bound at the same updates (1 is the best any unbiased estimator can do).
+    public var rmseOverCRLB: Double?
+    /// Baseline without camera assistance: the radio's own direction, projected to a
+    /// horizontal angle with the device pose. Share of updates that have one…
+    public var rawDirectionAvailability: Double?
+    /// …and its horizontal-angle error, degrees.
+    public var rawHorizontalAngleErrorDegrees: ErrorStatistics?
     /// Raw values, for pooling across recordings (not encoded).
     var angleErrors: [Double] = []
     var positionErrors: [Double] = []
     var convergedCount = 0
     var falseConvergedCount = 0
     var neesValues: [Double] = []
+    var crlbValues: [Double] = []
+    var convergedErrors: [Double] = []
+    var rawAngleErrors: [Double] = []
+    var rawDirectionCount = 0
 
     enum CodingKeys: String, CodingKey {
         case object, updates, horizontalAngleErrorDegrees, positionErrorMetres, availability, verticalConfusion,
-             timeToConvergenceSeconds, falseConvergedRate, meanNEES
+             timeToConvergenceSeconds, falseConvergedRate, meanNEES, crlbPositionMetres, rmseOverCRLB,
+             rawDirectionAvailability, rawHorizontalAngleErrorDegrees
     }
 }
 
@@ -43,6 +60,8 @@ public struct RecordingEvaluationReport: Codable, Sendable {
 /// before each update). The true horizontal angle and height difference use the
 /// recording's own device poses, so VIO error is charged to the recording, not the engine.
 public enum RecordingEvaluation {
+    static func capabilities(_ header: RecordingHeader) -> DeviceCapabilities { header.capabilities }
+
     /// Categories of the vertical confusion table.
     public static let truthCategories = ["same", "above", "below"]
     public static let estimateCategories = ["unknown", "same", "above", "below", "aboveOrBelow", "null"]
@@ -56,6 +75,7 @@ public enum RecordingEvaluation {
         var availabilityCounts: [String: [String: Int]] = [:]
         var firstUpdate: [String: Double] = [:]
         var truth: [String: Vector3] = [:]
+        var fisher: [String: Matrix3] = [:]
         var pose: DevicePose?
         let outputs = ["distance", "direction", "horizontalAngle", "verticalDirectionEstimate", "worldTransform"]
         for (id, kind) in header.objects {
@@ -88,6 +108,34 @@ public enum RecordingEvaluation {
                 if e.worldTransform != nil { counts["worldTransform"]! += 1 }
                 availabilityCounts[id] = counts
                 let converged = e.convergence?.status.isConverged == true
+                if let p = truth[id], let device = pose {
+                    // Fisher information of this update at the truth: J += Hᵀ R⁻¹ H.
+                    var j = fisher[id] ?? .zero
+                    if let r = m.distance, r > 0, capabilities(header).supportsPreciseDistanceMeasurement {
+                        let u = RangeModel(antennaInWorld: device.positionInWorld, standardDeviation: options.rangeStandardDeviation, gate: 0).jacobian(p)
+                        j += (1 / (options.rangeStandardDeviation * options.rangeStandardDeviation)) * Matrix3.outer(u, u)
+                    }
+                    if let d = m.directionInDevice, header.capabilities.supportsDirectionMeasurement {
+                        r.rawDirectionCount += 1
+                        let model = DirectionModel(antennaInWorld: device.positionInWorld, worldFromDevice: device.worldFromDevice,
+                                                   azimuthStandardDeviation: options.azimuthStandardDeviation,
+                                                   elevationStandardDeviation: options.elevationStandardDeviation, gate: 0)
+                        let h = model.jacobian(p)
+                        j += (1 / (options.azimuthStandardDeviation * options.azimuthStandardDeviation)) * Matrix3.outer(h.row0, h.row0)
+                        if header.capabilities.supportsElevationMeasurement && d.y != 0 {
+                            j += (1 / (options.elevationStandardDeviation * options.elevationStandardDeviation)) * Matrix3.outer(h.row1, h.row1)
+                        }
+                        // Baseline: the raw direction as a horizontal angle.
+                        let rawInWorld = device.worldFromDevice.rotate(d)
+                        if let raw = HorizontalAngle.angle(objectInWorld: device.positionInWorld + rawInWorld, devicePositionInWorld: device.positionInWorld,
+                                                           worldFromDevice: device.worldFromDevice),
+                           let trueAngle = HorizontalAngle.angle(objectInWorld: p, devicePositionInWorld: device.positionInWorld,
+                                                                 worldFromDevice: device.worldFromDevice) {
+                            r.rawAngleErrors.append(abs(Angle.degrees(radians: Angle.wrapped(raw - trueAngle))))
+                        }
+                    }
+                    fisher[id] = j
+                }
                 if converged, r.timeToConvergenceSeconds == nil { r.timeToConvergenceSeconds = m.timestamp - firstUpdate[id]! }
                 if let p = truth[id], let device = pose {
                     var angleError: Double?
@@ -103,6 +151,10 @@ public enum RecordingEvaluation {
                     r.verticalConfusion[truthCategory]![e.verticalDirectionEstimate?.rawValue ?? "null"]! += 1
                     if converged {
                         r.convergedCount += 1
+                        if let w = e.worldTransform, let j = fisher[id], let bound = j.inverse, bound.trace > 0 {
+                            r.crlbValues.append(bound.trace.squareRoot())
+                            r.convergedErrors.append((w.translation - p).length)
+                        }
                         if let error = angleError, error > 15 { r.falseConvergedCount += 1 }
                         if let moments = engine.moments(h), let inverse = moments.covariance.inverse {
                             r.neesValues.append(inverse.quadraticForm(moments.meanInWorld - p))
@@ -127,6 +179,7 @@ public enum RecordingEvaluation {
     /// Pools several objects (for a folder's total row).
     public static func pooled(_ list: [ObjectEvaluation], name: String) -> ObjectEvaluation {
         var total = ObjectEvaluation(object: name, updates: 0, availability: [:], verticalConfusion: [:])
+        var rawCount = 0
         var availabilityWeighted: [String: Double] = [:]
         var times: [Double] = []
         for o in list {
@@ -136,6 +189,10 @@ public enum RecordingEvaluation {
             total.convergedCount += o.convergedCount
             total.falseConvergedCount += o.falseConvergedCount
             total.neesValues += o.neesValues
+            total.crlbValues += o.crlbValues
+            total.convergedErrors += o.convergedErrors
+            total.rawAngleErrors += o.rawAngleErrors
+            rawCount += o.rawDirectionCount
             for (k, v) in o.availability { availabilityWeighted[k, default: 0] += v * Double(o.updates) }
             for (row, columns) in o.verticalConfusion {
                 for (column, count) in columns { total.verticalConfusion[row, default: [:]][column, default: 0] += count }
@@ -143,6 +200,7 @@ public enum RecordingEvaluation {
             if let t = o.timeToConvergenceSeconds { times.append(t) }
         }
         total.availability = availabilityWeighted.mapValues { $0 / Double(max(total.updates, 1)) }
+        total.rawDirectionCount = rawCount
         total.timeToConvergenceSeconds = times.isEmpty ? nil : ErrorStatistics(times)?.median
         total.finish()
         return total
@@ -155,5 +213,13 @@ extension ObjectEvaluation {
         positionErrorMetres = ErrorStatistics(positionErrors)
         falseConvergedRate = convergedCount > 0 ? Double(falseConvergedCount) / Double(convergedCount) : nil
         meanNEES = neesValues.isEmpty ? nil : neesValues.reduce(0, +) / Double(neesValues.count)
+        crlbPositionMetres = ErrorStatistics(crlbValues)?.median
+        if !crlbValues.isEmpty {
+            let rmse = (convergedErrors.reduce(0) { $0 + $1 * $1 } / Double(convergedErrors.count)).squareRoot()
+            let rmsBound = (crlbValues.reduce(0) { $0 + $1 * $1 } / Double(crlbValues.count)).squareRoot()
+            rmseOverCRLB = rmsBound > 0 ? rmse / rmsBound : nil
+        }
+        rawDirectionAvailability = updates > 0 ? Double(rawDirectionCount) / Double(updates) : nil
+        rawHorizontalAngleErrorDegrees = ErrorStatistics(rawAngleErrors)
     }
 }
