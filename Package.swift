@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .library(name: "NearbyFusion", targets: ["NearbyFusion"]),
         .library(name: "NearbyFusionSimulation", targets: ["NearbyFusionSimulation"]),
+        .library(name: "NearbyFusionSession", targets: ["NearbyFusionSession"]),
         .executable(name: "nearby-fusion", targets: ["nearby-fusion"]),
     ],
     dependencies: [
@@ -35,6 +36,10 @@ let package = Package(
             name: "NearbyFusionSimulation",
             dependencies: ["NearbyFusion"]
         ),
+        .target(
+            name: "NearbyFusionSession",
+            dependencies: ["NearbyFusion", "NearbyFusionSimulation"]
+        ),
         .executableTarget(
             name: "nearby-fusion",
             dependencies: [
@@ -48,7 +53,7 @@ let package = Package(
         // MARK: - Tests
         .testTarget(
             name: "NearbyFusionTests",
-            dependencies: ["NearbyFusion", "NearbyFusionSimulation"]
+            dependencies: ["NearbyFusion", "NearbyFusionSimulation", "NearbyFusionSession"]
         ),
     ],
     swiftLanguageModes: [.v6]
