@@ -188,7 +188,6 @@ public enum Simulator {
         var poseIndex = 0, uwbIndex = 0
         var pathLength = 0.0
         var lastTruePosition: Vector3?
-        var lastSensedPose: (Vector3, Quaternion)?
         var removed = Set<String>()
         let uwbOffset = 0.5 / s.vio.rateHz   // UWB ticks fall between VIO frames
         while poseIndex <= poseCount || uwbIndex <= uwbCount {
@@ -220,12 +219,10 @@ public enum Simulator {
                 events.append(.pose(DevicePose(timestamp: round6(tPose), positionInWorld: round6(sensedPosition),
                                                worldFromDevice: round9(sensedOrientation), tracking: tracking,
                                                ambientIntensity: s.vio.ambientIntensity)))
-                lastSensedPose = (sensedPosition, sensedOrientation)
                 poseIndex += 1
             } else {
                 let t = tUWB
                 let (p, q, hold) = truePose(t)
-                _ = lastSensedPose
                 for o in s.objects {
                     if removed.contains(o.id) { continue }
                     if let r = o.removedAt, t >= r {

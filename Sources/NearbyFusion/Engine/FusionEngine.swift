@@ -70,7 +70,6 @@ public struct FusionEngine: Sendable {
         guard let i = indexByID[objectID] else { return }
         objects[i].resetEstimate()
         objects[i].removed = true
-        objects[i].lastAcceptedRangeTime = nil
         objects[i].lastRangeTime = nil
         objects[i].firstUpdateTime = nil
         objects[i].hasConverged = false
@@ -351,7 +350,6 @@ extension ObjectTracker {
         if entry.hasRange {
             if rangeAccepted {
                 consecutiveRejections = 0
-                lastAcceptedRangeTime = t
                 movement.add(a)
             } else {
                 consecutiveRejections += 1
@@ -397,7 +395,6 @@ extension ObjectTracker {
         pathLengthAtInitialisation = pathLength
         updatesSinceRefinement = 0
         movement.add(a)
-        lastAcceptedRangeTime = t
         lastPredictionTime = t
         pathLengthAtLastPrediction = pathLength
         consecutiveRejections = 0

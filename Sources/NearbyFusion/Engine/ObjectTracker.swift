@@ -16,7 +16,6 @@ struct ObjectTracker: Sendable {
     var pathLengthAtLastPrediction = 0.0
     /// Time the object was registered or first updated, seconds.
     var firstUpdateTime: Double?
-    var lastAcceptedRangeTime: Double?
     var lastRangeMetres: Double?
     /// Time of the last valid range the radio reported, seconds.
     var lastRangeTime: Double?

@@ -60,7 +60,6 @@ public struct RecordingEvaluationReport: Codable, Sendable {
 /// before each update). The true horizontal angle and height difference use the
 /// recording's own device poses, so VIO error is charged to the recording, not the engine.
 public enum RecordingEvaluation {
-    static func capabilities(_ header: RecordingHeader) -> DeviceCapabilities { header.capabilities }
 
     /// Categories of the vertical confusion table.
     public static let truthCategories = ["same", "above", "below"]
@@ -111,7 +110,7 @@ public enum RecordingEvaluation {
                 if let p = truth[id], let device = pose {
                     // Fisher information of this update at the truth: J += Hᵀ R⁻¹ H.
                     var j = fisher[id] ?? .zero
-                    if let r = m.distance, r > 0, capabilities(header).supportsPreciseDistanceMeasurement {
+                    if let r = m.distance, r > 0, header.capabilities.supportsPreciseDistanceMeasurement {
                         let u = RangeModel(antennaInWorld: device.positionInWorld, standardDeviation: options.rangeStandardDeviation, gate: 0).jacobian(p)
                         j += (1 / (options.rangeStandardDeviation * options.rangeStandardDeviation)) * Matrix3.outer(u, u)
                     }
