@@ -13,7 +13,8 @@ import Foundation
 /// maths and one 3×3 LAPACK eigen-decomposition on stack scratch space: nothing is
 /// allocated on the heap.
 public struct FusionEngine: Sendable {
-    public let options: FusionOptions
+    public var options: FusionOptions { optionsBox.options }
+    let optionsBox: OptionsBox
     public let capabilities: DeviceCapabilities
     /// Camera assistance requested and supported.
     public let cameraAssistanceEnabled: Bool
@@ -28,7 +29,7 @@ public struct FusionEngine: Sendable {
 
     public init(capabilities: DeviceCapabilities = .phone, cameraAssistanceEnabled: Bool = true,
                 options: FusionOptions = FusionOptions()) {
-        self.options = options
+        self.optionsBox = OptionsBox(options)
         self.capabilities = capabilities
         self.cameraAssistanceEnabled = cameraAssistanceEnabled && capabilities.supportsCameraAssistance
     }
@@ -141,7 +142,7 @@ public struct FusionEngine: Sendable {
     public mutating func ingest(_ measurement: UWBMeasurement, for handle: ObjectHandle) -> NearbyObjectEstimate {
         let devicePose = pose(at: measurement.timestamp)
         let context = ObjectTracker.Context(
-            options: options, capabilities: capabilities, cameraAssistanceEnabled: cameraAssistanceEnabled,
+            optionsBox: optionsBox, capabilities: capabilities, cameraAssistanceEnabled: cameraAssistanceEnabled,
             pathLength: pathLength, devicePose: devicePose, lightingLimited: devicePose.map(lightingLimited) ?? false)
         // In place on the array element: no copy of the tracker's buffers.
         return objects[handle.index].ingest(measurement, context: context)
@@ -156,10 +157,18 @@ public struct FusionEngine: Sendable {
 }
 
 
+/// Immutable options shared by an engine and its objects' updates.
+final class OptionsBox: Sendable {
+    let options: FusionOptions
+    init(_ options: FusionOptions) { self.options = options }
+}
+
 extension ObjectTracker {
-    /// What an object's update needs from the engine (all values, no references).
+    /// What an object's update needs from the engine. The options travel by reference (a
+    /// shared immutable box): copying their ~400 bytes on every update showed in profiles.
     struct Context {
-        let options: FusionOptions
+        let optionsBox: OptionsBox
+        var options: FusionOptions { optionsBox.options }
         let capabilities: DeviceCapabilities
         let cameraAssistanceEnabled: Bool
         /// Device path length while VIO tracked normally, metres.

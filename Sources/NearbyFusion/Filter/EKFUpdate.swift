@@ -4,15 +4,21 @@ import Foundation
 public struct UpdateOutcome: Sendable, Equatable {
     /// The normalised innovation squared `d² = νᵀ S⁻¹ ν` (Mahalanobis distance squared).
     public var normalizedInnovationSquared: Double
-    /// `log N(ν; 0, S) = −½ (d² + log det(2π S))`.
-    public var logLikelihood: Double
+    /// `det(2π S)` (the Gaussian's normaliser), kept so that the likelihood is computed
+    /// only by those who need it (a single-hypothesis update does not).
+    public var normaliser: Double
     /// `false` when `d²` exceeded the model's gate and the state was left unchanged.
     public var accepted: Bool
 
-    @inlinable public init(normalizedInnovationSquared: Double, logLikelihood: Double, accepted: Bool) {
+    @inlinable public init(normalizedInnovationSquared: Double, normaliser: Double, accepted: Bool) {
         self.normalizedInnovationSquared = normalizedInnovationSquared
-        self.logLikelihood = logLikelihood
+        self.normaliser = normaliser
         self.accepted = accepted
+    }
+
+    /// `log N(ν; 0, S) = −½ (d² + log det(2π S))`.
+    @inlinable public var logLikelihood: Double {
+        normaliser > 0 && normaliser.isFinite ? -0.5 * (normalizedInnovationSquared + log(normaliser)) : -.infinity
     }
 }
 
@@ -39,13 +45,13 @@ public enum EKFUpdate {
         let ph = covariance * h
         let s = h.dot(ph) + second.variance + model.variance
         guard s > 0, s.isFinite, nu.isFinite else {
-            return UpdateOutcome(normalizedInnovationSquared: .infinity, logLikelihood: -.infinity, accepted: false)
+            return UpdateOutcome(normalizedInnovationSquared: .infinity, normaliser: 0, accepted: false)
         }
         let d2 = nu * nu / s
-        let logLikelihood = -0.5 * (d2 + log(2 * .pi * s))
+        let normaliser = 2 * .pi * s
         // (2) gate.
         if gated && d2 > model.gate {
-            return UpdateOutcome(normalizedInnovationSquared: d2, logLikelihood: logLikelihood, accepted: false)
+            return UpdateOutcome(normalizedInnovationSquared: d2, normaliser: normaliser, accepted: false)
         }
         // (3) gain and state.
         let k = ph / s
@@ -53,7 +59,7 @@ public enum EKFUpdate {
         // (4) Joseph form with A = I − k hᵀ (the effective noise includes the second-order variance).
         let a = Matrix3.identity - Matrix3.outer(k, h)
         covariance = (a * covariance * a.transposed + (model.variance + second.variance) * Matrix3.outer(k, k)).symmetrized
-        return UpdateOutcome(normalizedInnovationSquared: d2, logLikelihood: logLikelihood, accepted: true)
+        return UpdateOutcome(normalizedInnovationSquared: d2, normaliser: normaliser, accepted: true)
     }
 
     /// The 2-dimensional update.
@@ -68,13 +74,13 @@ public enum EKFUpdate {
         let r = model.covariance
         let s = SymmetricMatrix2(a: h.row0.dot(ph0) + r.a, b: h.row0.dot(ph1) + r.b, c: h.row1.dot(ph1) + r.c)
         guard let sInverse = s.inverse, nu.x.isFinite, nu.y.isFinite else {
-            return UpdateOutcome(normalizedInnovationSquared: .infinity, logLikelihood: -.infinity, accepted: false)
+            return UpdateOutcome(normalizedInnovationSquared: .infinity, normaliser: 0, accepted: false)
         }
         let d2 = sInverse.quadraticForm(nu)
-        let logLikelihood = -0.5 * (d2 + log(4 * .pi * .pi * s.determinant))
+        let normaliser = 4 * .pi * .pi * s.determinant
         // (2) gate.
         if gated && d2 > model.gate {
-            return UpdateOutcome(normalizedInnovationSquared: d2, logLikelihood: logLikelihood, accepted: false)
+            return UpdateOutcome(normalizedInnovationSquared: d2, normaliser: normaliser, accepted: false)
         }
         // (3) K = P Hᵀ S⁻¹, with columns k0, k1; x ← x + K ν.
         let k0 = sInverse.a * ph0 + sInverse.b * ph1
@@ -85,6 +91,6 @@ public enum EKFUpdate {
         let krk = r.a * Matrix3.outer(k0, k0) + r.b * (Matrix3.outer(k0, k1) + Matrix3.outer(k1, k0))
             + r.c * Matrix3.outer(k1, k1)
         covariance = (a * covariance * a.transposed + krk).symmetrized
-        return UpdateOutcome(normalizedInnovationSquared: d2, logLikelihood: logLikelihood, accepted: true)
+        return UpdateOutcome(normalizedInnovationSquared: d2, normaliser: normaliser, accepted: true)
     }
 }

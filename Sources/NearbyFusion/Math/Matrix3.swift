@@ -35,23 +35,23 @@ public struct Matrix3: Hashable, Sendable {
     public static let zero = Matrix3(0, 0, 0, 0, 0, 0, 0, 0, 0)
 
     /// `s·I`.
-    @inlinable public static func scaledIdentity(_ s: Double) -> Matrix3 { Matrix3(s, 0, 0, 0, s, 0, 0, 0, s) }
+    @inlinable @inline(__always) public static func scaledIdentity(_ s: Double) -> Matrix3 { Matrix3(s, 0, 0, 0, s, 0, 0, 0, s) }
 
     /// The outer product `a bᵀ`.
-    @inlinable public static func outer(_ a: Vector3, _ b: Vector3) -> Matrix3 {
+    @inlinable @inline(__always) public static func outer(_ a: Vector3, _ b: Vector3) -> Matrix3 {
         Matrix3(a.x * b.x, a.x * b.y, a.x * b.z,
                 a.y * b.x, a.y * b.y, a.y * b.z,
                 a.z * b.x, a.z * b.y, a.z * b.z)
     }
 
-    @inlinable public var row0: Vector3 { Vector3(m00, m01, m02) }
-    @inlinable public var row1: Vector3 { Vector3(m10, m11, m12) }
-    @inlinable public var row2: Vector3 { Vector3(m20, m21, m22) }
-    @inlinable public var column0: Vector3 { Vector3(m00, m10, m20) }
-    @inlinable public var column1: Vector3 { Vector3(m01, m11, m21) }
-    @inlinable public var column2: Vector3 { Vector3(m02, m12, m22) }
-    @inlinable public var diagonal: Vector3 { Vector3(m00, m11, m22) }
-    @inlinable public var trace: Double { m00 + m11 + m22 }
+    @inlinable @inline(__always) public var row0: Vector3 { Vector3(m00, m01, m02) }
+    @inlinable @inline(__always) public var row1: Vector3 { Vector3(m10, m11, m12) }
+    @inlinable @inline(__always) public var row2: Vector3 { Vector3(m20, m21, m22) }
+    @inlinable @inline(__always) public var column0: Vector3 { Vector3(m00, m10, m20) }
+    @inlinable @inline(__always) public var column1: Vector3 { Vector3(m01, m11, m21) }
+    @inlinable @inline(__always) public var column2: Vector3 { Vector3(m02, m12, m22) }
+    @inlinable @inline(__always) public var diagonal: Vector3 { Vector3(m00, m11, m22) }
+    @inlinable @inline(__always) public var trace: Double { m00 + m11 + m22 }
 
     /// Element access by row and column (0-based); for tests and I/O, not the hot path.
     public subscript(row: Int, column: Int) -> Double {
@@ -84,54 +84,54 @@ public struct Matrix3: Hashable, Sendable {
     }
 
     /// `Aᵀ`.
-    @inlinable public var transposed: Matrix3 { Matrix3(m00, m10, m20, m01, m11, m21, m02, m12, m22) }
+    @inlinable @inline(__always) public var transposed: Matrix3 { Matrix3(m00, m10, m20, m01, m11, m21, m02, m12, m22) }
 
     /// `(A + Aᵀ)/2`: removes the round-off asymmetry a covariance picks up.
-    @inlinable public var symmetrized: Matrix3 {
+    @inlinable @inline(__always) public var symmetrized: Matrix3 {
         let a = 0.5 * (m01 + m10), b = 0.5 * (m02 + m20), c = 0.5 * (m12 + m21)
         return Matrix3(m00, a, b, a, m11, c, b, c, m22)
     }
 
-    @inlinable public static func + (a: Matrix3, b: Matrix3) -> Matrix3 {
+    @inlinable @inline(__always) public static func + (a: Matrix3, b: Matrix3) -> Matrix3 {
         Matrix3(a.m00 + b.m00, a.m01 + b.m01, a.m02 + b.m02,
                 a.m10 + b.m10, a.m11 + b.m11, a.m12 + b.m12,
                 a.m20 + b.m20, a.m21 + b.m21, a.m22 + b.m22)
     }
-    @inlinable public static func - (a: Matrix3, b: Matrix3) -> Matrix3 {
+    @inlinable @inline(__always) public static func - (a: Matrix3, b: Matrix3) -> Matrix3 {
         Matrix3(a.m00 - b.m00, a.m01 - b.m01, a.m02 - b.m02,
                 a.m10 - b.m10, a.m11 - b.m11, a.m12 - b.m12,
                 a.m20 - b.m20, a.m21 - b.m21, a.m22 - b.m22)
     }
-    @inlinable public static func * (s: Double, a: Matrix3) -> Matrix3 {
+    @inlinable @inline(__always) public static func * (s: Double, a: Matrix3) -> Matrix3 {
         Matrix3(s * a.m00, s * a.m01, s * a.m02, s * a.m10, s * a.m11, s * a.m12, s * a.m20, s * a.m21, s * a.m22)
     }
-    @inlinable public static func += (a: inout Matrix3, b: Matrix3) { a = a + b }
+    @inlinable @inline(__always) public static func += (a: inout Matrix3, b: Matrix3) { a = a + b }
 
     /// `A v`.
-    @inlinable public static func * (a: Matrix3, v: Vector3) -> Vector3 {
+    @inlinable @inline(__always) public static func * (a: Matrix3, v: Vector3) -> Vector3 {
         Vector3(a.m00 * v.x + a.m01 * v.y + a.m02 * v.z,
                 a.m10 * v.x + a.m11 * v.y + a.m12 * v.z,
                 a.m20 * v.x + a.m21 * v.y + a.m22 * v.z)
     }
 
     /// `A B`.
-    @inlinable public static func * (a: Matrix3, b: Matrix3) -> Matrix3 {
+    @inlinable @inline(__always) public static func * (a: Matrix3, b: Matrix3) -> Matrix3 {
         Matrix3(rows: Vector3(a.row0.dot(b.column0), a.row0.dot(b.column1), a.row0.dot(b.column2)),
                 Vector3(a.row1.dot(b.column0), a.row1.dot(b.column1), a.row1.dot(b.column2)),
                 Vector3(a.row2.dot(b.column0), a.row2.dot(b.column1), a.row2.dot(b.column2)))
     }
 
     /// The quadratic form `vᵀ A v`.
-    @inlinable public func quadraticForm(_ v: Vector3) -> Double { v.dot(self * v) }
+    @inlinable @inline(__always) public func quadraticForm(_ v: Vector3) -> Double { v.dot(self * v) }
 
     /// `det(A)`.
-    @inlinable public var determinant: Double {
+    @inlinable @inline(__always) public var determinant: Double {
         m00 * (m11 * m22 - m12 * m21) - m01 * (m10 * m22 - m12 * m20) + m02 * (m10 * m21 - m11 * m20)
     }
 
     /// `A⁻¹` by the adjugate, or `nil` when `|det A|` is not above `1e-300`
     /// (singular to working precision).
-    @inlinable public var inverse: Matrix3? {
+    @inlinable @inline(__always) public var inverse: Matrix3? {
         let c00 = m11 * m22 - m12 * m21, c01 = m12 * m20 - m10 * m22, c02 = m10 * m21 - m11 * m20
         let det = m00 * c00 + m01 * c01 + m02 * c02
         guard abs(det) > 1e-300, det.isFinite else { return nil }
@@ -142,7 +142,7 @@ public struct Matrix3: Hashable, Sendable {
     }
 
     /// True when every element is finite.
-    @inlinable public var isFinite: Bool {
+    @inlinable @inline(__always) public var isFinite: Bool {
         m00.isFinite && m01.isFinite && m02.isFinite && m10.isFinite && m11.isFinite
             && m12.isFinite && m20.isFinite && m21.isFinite && m22.isFinite
     }

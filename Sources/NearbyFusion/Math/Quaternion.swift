@@ -23,19 +23,19 @@ public struct Quaternion: Hashable, Sendable {
     }
 
     /// `‖q‖`.
-    @inlinable public var norm: Double { (x * x + y * y + z * z + w * w).squareRoot() }
+    @inlinable @inline(__always) public var norm: Double { (x * x + y * y + z * z + w * w).squareRoot() }
 
     /// `q/‖q‖`.
-    @inlinable public var normalized: Quaternion {
+    @inlinable @inline(__always) public var normalized: Quaternion {
         let n = norm
         return Quaternion(x: x / n, y: y / n, z: z / n, w: w / n)
     }
 
     /// The conjugate `q* = [−v, w]`, the inverse rotation for a unit quaternion.
-    @inlinable public var conjugate: Quaternion { Quaternion(x: -x, y: -y, z: -z, w: w) }
+    @inlinable @inline(__always) public var conjugate: Quaternion { Quaternion(x: -x, y: -y, z: -z, w: w) }
 
     /// The Hamilton product `p ⊗ q` (apply `q` first, then `p`).
-    @inlinable public static func * (p: Quaternion, q: Quaternion) -> Quaternion {
+    @inlinable @inline(__always) public static func * (p: Quaternion, q: Quaternion) -> Quaternion {
         Quaternion(x: p.w * q.x + p.x * q.w + p.y * q.z - p.z * q.y,
                    y: p.w * q.y - p.x * q.z + p.y * q.w + p.z * q.x,
                    z: p.w * q.z + p.x * q.y - p.y * q.x + p.z * q.w,
@@ -44,17 +44,17 @@ public struct Quaternion: Hashable, Sendable {
 
     /// Rotates `v`: `v' = v + 2w (u × v) + 2 u × (u × v)` with `u = [x, y, z]`
     /// (equal to `q v q*` for a unit quaternion, with fewer operations).
-    @inlinable public func rotate(_ v: Vector3) -> Vector3 {
+    @inlinable @inline(__always) public func rotate(_ v: Vector3) -> Vector3 {
         let u = Vector3(x, y, z)
         let t = 2 * u.cross(v)
         return v + w * t + u.cross(t)
     }
 
     /// Rotates `v` by the inverse rotation `q*`.
-    @inlinable public func inverseRotate(_ v: Vector3) -> Vector3 { conjugate.rotate(v) }
+    @inlinable @inline(__always) public func inverseRotate(_ v: Vector3) -> Vector3 { conjugate.rotate(v) }
 
     /// The rotation matrix `R(q)` with `R v = q v q*`.
-    @inlinable public var rotationMatrix: Matrix3 {
+    @inlinable @inline(__always) public var rotationMatrix: Matrix3 {
         let xx = x * x, yy = y * y, zz = z * z
         let xy = x * y, xz = x * z, yz = y * z, wx = w * x, wy = w * y, wz = w * z
         return Matrix3(1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy),

@@ -23,37 +23,37 @@ public struct Vector3: Hashable, Sendable, CustomStringConvertible {
     /// World up (+Y, gravity-aligned), as in ARKit's world frame.
     public static let worldUp = Vector3(0, 1, 0)
 
-    @inlinable public static func + (a: Vector3, b: Vector3) -> Vector3 { Vector3(a.x + b.x, a.y + b.y, a.z + b.z) }
-    @inlinable public static func - (a: Vector3, b: Vector3) -> Vector3 { Vector3(a.x - b.x, a.y - b.y, a.z - b.z) }
+    @inlinable @inline(__always) public static func + (a: Vector3, b: Vector3) -> Vector3 { Vector3(a.x + b.x, a.y + b.y, a.z + b.z) }
+    @inlinable @inline(__always) public static func - (a: Vector3, b: Vector3) -> Vector3 { Vector3(a.x - b.x, a.y - b.y, a.z - b.z) }
     @inlinable public static prefix func - (a: Vector3) -> Vector3 { Vector3(-a.x, -a.y, -a.z) }
-    @inlinable public static func * (s: Double, a: Vector3) -> Vector3 { Vector3(s * a.x, s * a.y, s * a.z) }
-    @inlinable public static func * (a: Vector3, s: Double) -> Vector3 { Vector3(s * a.x, s * a.y, s * a.z) }
-    @inlinable public static func / (a: Vector3, s: Double) -> Vector3 { Vector3(a.x / s, a.y / s, a.z / s) }
-    @inlinable public static func += (a: inout Vector3, b: Vector3) { a = a + b }
-    @inlinable public static func -= (a: inout Vector3, b: Vector3) { a = a - b }
+    @inlinable @inline(__always) public static func * (s: Double, a: Vector3) -> Vector3 { Vector3(s * a.x, s * a.y, s * a.z) }
+    @inlinable @inline(__always) public static func * (a: Vector3, s: Double) -> Vector3 { Vector3(s * a.x, s * a.y, s * a.z) }
+    @inlinable @inline(__always) public static func / (a: Vector3, s: Double) -> Vector3 { Vector3(a.x / s, a.y / s, a.z / s) }
+    @inlinable @inline(__always) public static func += (a: inout Vector3, b: Vector3) { a = a + b }
+    @inlinable @inline(__always) public static func -= (a: inout Vector3, b: Vector3) { a = a - b }
 
     /// Dot product `a·b`.
-    @inlinable public func dot(_ b: Vector3) -> Double { x * b.x + y * b.y + z * b.z }
+    @inlinable @inline(__always) public func dot(_ b: Vector3) -> Double { x * b.x + y * b.y + z * b.z }
 
     /// Cross product `a × b` (right-handed).
-    @inlinable public func cross(_ b: Vector3) -> Vector3 {
+    @inlinable @inline(__always) public func cross(_ b: Vector3) -> Vector3 {
         Vector3(y * b.z - z * b.y, z * b.x - x * b.z, x * b.y - y * b.x)
     }
 
     /// Euclidean norm `‖a‖`.
-    @inlinable public var length: Double { (x * x + y * y + z * z).squareRoot() }
+    @inlinable @inline(__always) public var length: Double { (x * x + y * y + z * z).squareRoot() }
 
     /// Squared Euclidean norm `‖a‖²`.
-    @inlinable public var lengthSquared: Double { x * x + y * y + z * z }
+    @inlinable @inline(__always) public var lengthSquared: Double { x * x + y * y + z * z }
 
     /// `a / ‖a‖`; the zero vector stays zero (never NaN).
-    @inlinable public var normalized: Vector3 {
+    @inlinable @inline(__always) public var normalized: Vector3 {
         let n = length
         return n > 0 ? self / n : .zero
     }
 
     /// True when every component is finite.
-    @inlinable public var isFinite: Bool { x.isFinite && y.isFinite && z.isFinite }
+    @inlinable @inline(__always) public var isFinite: Bool { x.isFinite && y.isFinite && z.isFinite }
 
     /// The components as an array `[x, y, z]` (for I/O only; allocates).
     public var array: [Double] { [x, y, z] }
