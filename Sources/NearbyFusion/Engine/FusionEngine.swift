@@ -9,9 +9,10 @@ import Foundation
 /// of EKFs on its world position) plus the bookkeeping for coaching; see
 /// ``ConvergenceAnalysis`` for how reasons are derived.
 ///
-/// Per update (steady state, once the bank has collapsed) the work is fixed-size 3×3
-/// maths and one 3×3 LAPACK eigen-decomposition on stack scratch space: nothing is
-/// allocated on the heap.
+/// Per update (steady state, once the bank has collapsed into one tracked Gaussian) the work
+/// is fixed-size 3×3 maths — the EKF steps, the convergence analysis with its closed-form
+/// eigen-decomposition when a cheap bound does not settle it — and nothing is allocated on
+/// the heap (see the benchmarks and `bench`).
 public struct FusionEngine: Sendable {
     public var options: FusionOptions { optionsBox.options }
     let optionsBox: OptionsBox
