@@ -37,7 +37,8 @@ public struct ConvergenceAssessment: Sendable, Equatable {
 ///
 /// 1. **Local information.** The within-hypothesis covariance `P_w = Σ wᵢ Pᵢ` is the
 ///    inverse of the information the measurements gave each hypothesis (plus its
-///    prior). Its eigen-decomposition `P_w = Σₖ λₖ vₖ vₖᵀ` (LAPACK `dsyev`) gives the
+///    prior). Its eigen-decomposition `P_w = Σₖ λₖ vₖ vₖᵀ` (closed form, validated against
+///    LAPACK `dsyev`; computed only when the projection bound below does not decide) gives the
 ///    principal axes; a large `σₖ = √λₖ` is a direction the measurements hardly
 ///    constrain. In the line-of-sight frame (`e_⊥` horizontal across the line of sight,
 ///    `e_∥` horizontal along it, up), the part across, `σₖ |vₖ·e_⊥|`, above
