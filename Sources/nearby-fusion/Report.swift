@@ -55,45 +55,35 @@ struct ReportData {
     var end = 0.0
 
     static func collect(path: String) throws -> ReportData {
-        var reader = try RecordingReader(path: path)
-        let header = try reader.readHeader()
-        var engine = FusionEngine(capabilities: header.capabilities)
         var data = ReportData(recording: path)
-        var handles: [String: ObjectHandle] = [:]
-        var index: [String: Int] = [:]
-        for (id, kind) in header.objects {
-            handles[id] = engine.register(objectID: id, kind: kind)
-            index[id] = data.objects.count
-            data.objects.append(ObjectTrack(id: id))
-        }
-        var truth: [String: Vector3] = [:]
+        var truth: [Vector3?] = []
         var pose: DevicePose?
         var first: Double?
         var poseCount = 0
-        while let event = try reader.next() {
-            if let t = event.timestamp { if first == nil { first = t }; data.end = t - (first ?? 0) }
+        try RecordingReplay.drive(path: path, withMoments: true, start: { header in
+            data.objects = header.objects.map { ObjectTrack(id: $0.id) }
+            truth = Array(repeating: nil, count: header.objects.count)
+        }) { step in
+            if let t = step.timestamp { if first == nil { first = t }; data.end = t - (first ?? 0) }
             let t0 = first ?? 0
-            switch event {
-            case .pose(let p):
+            switch step {
+            case .pose(let p, let change):
                 pose = p
                 poseCount += 1
                 if poseCount % 6 == 1 { data.devicePath.append(p.positionInWorld) }   // 10 Hz is plenty to draw
-                if let c = engine.ingest(p) { data.sessionChanges.append((c.timestamp - t0, c.convergence.status)) }
-            case .uwb(let id, let m):
-                let e = engine.ingest(m, for: handles[id]!)
-                var s = Sample(time: m.timestamp - t0, estimate: e, truth: truth[id])
-                if let p = truth[id], let d = pose {
+                if let c = change { data.sessionChanges.append((c.timestamp - t0, c.convergence.status)) }
+            case .uwb(let k, let m, let e, let moments):
+                var s = Sample(time: m.timestamp - t0, estimate: e, truth: truth[k])
+                if let p = truth[k], let d = pose {
                     s.trueHorizontalAngle = HorizontalAngle.angle(objectInWorld: p, devicePositionInWorld: d.positionInWorld, worldFromDevice: d.worldFromDevice)
                     s.trueDistance = (p - d.positionInWorld).length
                 }
-                data.objects[index[id]!].samples.append(s)
-                data.objects[index[id]!].finalMoments = engine.moments(handles[id]!)
-            case .truth(let id, _, let p):
-                truth[id] = p
-                if let k = index[id] { data.objects[k].truths.append(p) }
-            case .removed(let id, _, _):
-                engine.remove(objectID: id)
-            case .header: break
+                data.objects[k].samples.append(s)
+                data.objects[k].finalMoments = moments
+            case .truth(let k, _, let p):
+                truth[k] = p
+                data.objects[k].truths.append(p)
+            case .removed: break
             }
         }
         return data

@@ -63,21 +63,93 @@ public enum RecordingReplay {
                            onTruth: (String, Vector3) -> Void = { _, _ in },
                            onProgress: (Int) -> Void = { _ in },
                            emit: (EstimateStreamLine) throws -> Void) throws -> ReplaySummary {
+        var summary: ReplaySummary?
+        try drive(path: path, options: options, cameraAssistance: cameraAssistance, pipelined: pipelined, onProgress: onProgress,
+                  start: { header in
+            if let ar = header.arConfiguration, !ar.isValidForNearbyInteraction {
+                throw ReplayError(description: "\(path):1: key 'arConfiguration': invalidARConfiguration: Nearby Interaction needs a gravity-aligned world with collaboration, face tracking, initial world map and relocalisation off")
+            }
+            var s = ReplaySummary(file: path, header: header)
+            s.objects = header.objects.map { ReplayObjectSummary(objectID: $0.id, kind: $0.kind) }
+            summary = s
+        }) { step in
+            if let t = step.timestamp {
+                if summary!.firstTime == nil { summary!.firstTime = t }
+                summary!.lastTime = t
+            }
+            switch step {
+            case .pose(_, let change):
+                summary!.poseCount += 1
+                if let change {
+                    summary!.sessionTimeline.append((change.timestamp, change.convergence.status))
+                    summary!.estimateLineCount += 1
+                    try emit(.session(change))
+                }
+            case .uwb(let k, let m, let estimate, _):
+                summary!.uwbCount += 1
+                // In place: copying the summary out and back would copy its arrays.
+                summary!.objects[k].updates += 1
+                if summary!.objects[k].firstUpdateTime == nil { summary!.objects[k].firstUpdateTime = m.timestamp }
+                if let status = estimate.convergence?.status {
+                    if summary!.objects[k].coachingTimeline.last?.status != status { summary!.objects[k].coachingTimeline.append((m.timestamp, status)) }
+                    if status.isConverged && summary!.objects[k].firstConvergedTime == nil { summary!.objects[k].firstConvergedTime = m.timestamp }
+                }
+                summary!.objects[k].finalEstimate = estimate
+                summary!.estimateLineCount += 1
+                try emit(.object(estimate))
+            case .removed: break
+            case .truth(let k, _, let p):
+                summary!.objects[k].truthInWorld = p
+                onTruth(summary!.objects[k].objectID, p)
+            }
+        }
+        return summary!
+    }
+
+    /// The engine's answer to one event of a recording, as ``drive(path:options:cameraAssistance:pipelined:withMoments:onProgress:start:step:)`` reports it.
+    /// Objects are identified by their index in the header's `objects`.
+    public enum Step {
+        /// A pose, and the session-level convergence if it changed.
+        case pose(DevicePose, sessionChange: SessionConvergenceUpdate?)
+        /// A UWB update, what the engine published for it, and (when asked for) the
+        /// object's estimate after it.
+        case uwb(object: Int, UWBMeasurement, NearbyObjectEstimate, moments: MixtureMoments?)
+        case removed(object: Int, timestamp: Double, reason: RemovalReason)
+        case truth(object: Int, timestamp: Double?, positionInWorld: Vector3)
+
+        /// The event's time, if it has one.
+        public var timestamp: Double? {
+            switch self {
+            case .pose(let p, _): return p.timestamp
+            case .uwb(_, let m, _, _): return m.timestamp
+            case .removed(_, let t, _): return t
+            case .truth(_, let t, _): return t
+            }
+        }
+    }
+
+    /// The one replay loop every tool uses: reads the recording (streaming, or pipelined on
+    /// a second thread), feeds a fresh engine and hands each step to `step`.
+    /// - Parameters:
+    ///   - withMoments: also report each object's mixture moments after its updates (for
+    ///     scoring; off on the fast path).
+    ///   - start: receives the header before any event (it may throw to refuse the recording).
+    public static func drive(path: String, options: FusionOptions = FusionOptions(), cameraAssistance: Bool? = nil,
+                             pipelined: Bool = false, withMoments: Bool = false,
+                             onProgress: (Int) -> Void = { _ in },
+                             start: (RecordingHeader) throws -> Void = { _ in },
+                             step: (Step) throws -> Void) throws {
         var reader = try RecordingReader(path: path)
         let header = try reader.readHeader()
-        if let ar = header.arConfiguration, !ar.isValidForNearbyInteraction {
-            throw ReplayError(description: "\(path):1: key 'arConfiguration': invalidARConfiguration: Nearby Interaction needs a gravity-aligned world with collaboration, face tracking, initial world map and relocalisation off")
-        }
+        try start(header)
         var engine = FusionEngine(capabilities: header.capabilities,
                                   cameraAssistanceEnabled: cameraAssistance ?? header.capabilities.supportsCameraAssistance,
                                   options: options)
-        var summary = ReplaySummary(file: path, header: header)
         var slot: [String: Int] = [:]
         var handles: [ObjectHandle] = []
         for (id, kind) in header.objects {
+            slot[id] = handles.count
             handles.append(engine.register(objectID: id, kind: kind))
-            slot[id] = summary.objects.count
-            summary.objects.append(ReplayObjectSummary(objectID: id, kind: kind))
         }
         var eventCount = 0
         let pipeline = pipelined ? EventPipeline(reader: reader) : nil
@@ -100,40 +172,20 @@ public enum RecordingReplay {
         while let event = try nextEvent() {
             eventCount += 1
             if pipeline == nil, eventCount & 4095 == 0 { onProgress(reader.bytesConsumed) }
-            if let t = event.timestamp {
-                if summary.firstTime == nil { summary.firstTime = t }
-                summary.lastTime = t
-            }
             switch event {
             case .header: break
             case .pose(let pose):
-                summary.poseCount += 1
-                if let change = engine.ingest(pose) {
-                    summary.sessionTimeline.append((change.timestamp, change.convergence.status))
-                    summary.estimateLineCount += 1
-                    try emit(.session(change))
-                }
+                try step(.pose(pose, sessionChange: engine.ingest(pose)))
             case .uwb(let id, let m):
-                summary.uwbCount += 1
                 let k = slot[id]!
                 let estimate = engine.ingest(m, for: handles[k])
-                // In place: copying the summary out and back would copy its arrays.
-                summary.objects[k].updates += 1
-                if summary.objects[k].firstUpdateTime == nil { summary.objects[k].firstUpdateTime = m.timestamp }
-                if let status = estimate.convergence?.status {
-                    if summary.objects[k].coachingTimeline.last?.status != status { summary.objects[k].coachingTimeline.append((m.timestamp, status)) }
-                    if status.isConverged && summary.objects[k].firstConvergedTime == nil { summary.objects[k].firstConvergedTime = m.timestamp }
-                }
-                summary.objects[k].finalEstimate = estimate
-                summary.estimateLineCount += 1
-                try emit(.object(estimate))
-            case .removed(let id, _, _):
+                try step(.uwb(object: k, m, estimate, moments: withMoments ? engine.moments(handles[k]) : nil))
+            case .removed(let id, let t, let reason):
                 engine.remove(objectID: id)
-            case .truth(let id, _, let p):
-                if let k = slot[id] { summary.objects[k].truthInWorld = p }
-                onTruth(id, p)
+                try step(.removed(object: slot[id]!, timestamp: t, reason: reason))
+            case .truth(let id, let t, let p):
+                try step(.truth(object: slot[id]!, timestamp: t, positionInWorld: p))
             }
         }
-        return summary
     }
 }

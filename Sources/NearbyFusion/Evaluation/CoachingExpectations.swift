@@ -139,31 +139,28 @@ public enum CoachingCheck {
         var samples: [String: [Sample]] = [:]
         var sessionChanges: [(Double, ConvergenceStatus)] = []
         var start: Double?
-        var truth: [String: Vector3] = [:]
+        var ids: [String] = []
+        var truth: [Vector3?] = []
         var lastPose: DevicePose?
-        var reader = try RecordingReader(path: path)
-        let header = try reader.readHeader()
-        var engine = FusionEngine(capabilities: header.capabilities, options: options)
-        var handles: [String: ObjectHandle] = [:]
-        for (id, kind) in header.objects { handles[id] = engine.register(objectID: id, kind: kind) }
-        while let event = try reader.next() {
-            if start == nil, let t = event.timestamp { start = t }
+        try RecordingReplay.drive(path: path, options: options, start: { header in
+            ids = header.objects.map(\.id)
+            truth = Array(repeating: nil, count: ids.count)
+        }) { step in
+            if start == nil, let t = step.timestamp { start = t }
             let t0 = start ?? 0
-            switch event {
-            case .pose(let p):
+            switch step {
+            case .pose(let p, let change):
                 lastPose = p
-                if let c = engine.ingest(p) { sessionChanges.append((c.timestamp - t0, c.convergence.status)) }
-            case .uwb(let id, let m):
-                let e = engine.ingest(m, for: handles[id]!)
+                if let c = change { sessionChanges.append((c.timestamp - t0, c.convergence.status)) }
+            case .uwb(let k, let m, let e, _):
                 var angleError: Double?
-                if let a = e.horizontalAngle, let p = truth[id], let pose = lastPose,
+                if let a = e.horizontalAngle, let p = truth[k], let pose = lastPose,
                    let trueAngle = HorizontalAngle.angle(objectInWorld: p, devicePositionInWorld: pose.positionInWorld, worldFromDevice: pose.worldFromDevice) {
                     angleError = abs(Angle.degrees(radians: Angle.wrapped(a - trueAngle)))
                 }
-                samples[id, default: []].append(Sample(time: m.timestamp - t0, estimate: e, angleError: angleError))
-            case .truth(let id, _, let p): truth[id] = p
-            case .removed(let id, _, _): engine.remove(objectID: id)
-            case .header: break
+                samples[ids[k], default: []].append(Sample(time: m.timestamp - t0, estimate: e, angleError: angleError))
+            case .truth(let k, _, let p): truth[k] = p
+            case .removed: break
             }
         }
         let end = samples.values.flatMap { $0.map(\.time) }.max() ?? 0

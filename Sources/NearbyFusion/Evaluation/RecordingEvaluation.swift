@@ -66,109 +66,93 @@ public enum RecordingEvaluation {
     public static let estimateCategories = ["unknown", "same", "above", "below", "aboveOrBelow", "null"]
 
     public static func evaluate(path: String, options: FusionOptions = FusionOptions()) throws -> RecordingEvaluationReport {
-        var reader = try RecordingReader(path: path)
-        let header = try reader.readHeader()
-        var engine = FusionEngine(capabilities: header.capabilities, options: options)
-        var handles: [String: ObjectHandle] = [:]
-        var results: [String: ObjectEvaluation] = [:]
-        var availabilityCounts: [String: [String: Int]] = [:]
-        var firstUpdate: [String: Double] = [:]
-        var truth: [String: Vector3] = [:]
-        var fisher: [String: Matrix3] = [:]
-        var pose: DevicePose?
         let outputs = ["distance", "direction", "horizontalAngle", "verticalDirectionEstimate", "worldTransform"]
-        for (id, kind) in header.objects {
-            handles[id] = engine.register(objectID: id, kind: kind)
-            var confusion: [String: [String: Int]] = [:]
-            for t in truthCategories { confusion[t] = Dictionary(uniqueKeysWithValues: estimateCategories.map { ($0, 0) }) }
-            results[id] = ObjectEvaluation(object: id, updates: 0, availability: [:], verticalConfusion: confusion)
-            availabilityCounts[id] = Dictionary(uniqueKeysWithValues: outputs.map { ($0, 0) })
-        }
-        while let event = try reader.next() {
-            switch event {
-            case .pose(let p):
-                pose = p
-                _ = engine.ingest(p)
-            case .truth(let id, _, let p):
-                truth[id] = p
-            case .removed(let id, _, _):
-                engine.remove(objectID: id)
-            case .uwb(let id, let m):
-                let h = handles[id]!
-                let e = engine.ingest(m, for: h)
-                var r = results[id]!
-                r.updates += 1
-                if firstUpdate[id] == nil { firstUpdate[id] = m.timestamp }
-                var counts = availabilityCounts[id]!
-                if e.distance != nil { counts["distance"]! += 1 }
-                if e.direction != nil { counts["direction"]! += 1 }
-                if e.horizontalAngle != nil { counts["horizontalAngle"]! += 1 }
-                if e.verticalDirectionEstimate != nil { counts["verticalDirectionEstimate"]! += 1 }
-                if e.worldTransform != nil { counts["worldTransform"]! += 1 }
-                availabilityCounts[id] = counts
+        var header: RecordingHeader!
+        // Per object, in header order.
+        var results: [ObjectEvaluation] = []
+        var availabilityCounts: [[String: Int]] = []
+        var firstUpdate: [Double?] = []
+        var truth: [Vector3?] = []
+        var fisher: [Matrix3] = []
+        var pose: DevicePose?
+        try RecordingReplay.drive(path: path, options: options, withMoments: true, start: { h in
+            header = h
+            for (id, _) in h.objects {
+                var confusion: [String: [String: Int]] = [:]
+                for t in truthCategories { confusion[t] = Dictionary(uniqueKeysWithValues: estimateCategories.map { ($0, 0) }) }
+                results.append(ObjectEvaluation(object: id, updates: 0, availability: [:], verticalConfusion: confusion))
+                availabilityCounts.append(Dictionary(uniqueKeysWithValues: outputs.map { ($0, 0) }))
+                firstUpdate.append(nil)
+                truth.append(nil)
+                fisher.append(.zero)
+            }
+        }) { step in
+            switch step {
+            case .pose(let p, _): pose = p
+            case .truth(let k, _, let p): truth[k] = p
+            case .removed: break
+            case .uwb(let k, let m, let e, let moments):
+                results[k].updates += 1
+                if firstUpdate[k] == nil { firstUpdate[k] = m.timestamp }
+                if e.distance != nil { availabilityCounts[k]["distance"]! += 1 }
+                if e.direction != nil { availabilityCounts[k]["direction"]! += 1 }
+                if e.horizontalAngle != nil { availabilityCounts[k]["horizontalAngle"]! += 1 }
+                if e.verticalDirectionEstimate != nil { availabilityCounts[k]["verticalDirectionEstimate"]! += 1 }
+                if e.worldTransform != nil { availabilityCounts[k]["worldTransform"]! += 1 }
                 let converged = e.convergence?.status.isConverged == true
-                if let p = truth[id], let device = pose {
-                    // Fisher information of this update at the truth: J += Hᵀ R⁻¹ H.
-                    var j = fisher[id] ?? .zero
-                    if let r = m.distance, r > 0, header.capabilities.supportsPreciseDistanceMeasurement {
-                        let u = RangeModel(antennaInWorld: device.positionInWorld, standardDeviation: options.rangeStandardDeviation, gate: 0).jacobian(p)
-                        j += (1 / (options.rangeStandardDeviation * options.rangeStandardDeviation)) * Matrix3.outer(u, u)
-                    }
-                    if let d = m.directionInDevice, header.capabilities.supportsDirectionMeasurement {
-                        r.rawDirectionCount += 1
-                        let model = DirectionModel(antennaInWorld: device.positionInWorld, worldFromDevice: device.worldFromDevice,
-                                                   azimuthStandardDeviation: options.azimuthStandardDeviation,
-                                                   elevationStandardDeviation: options.elevationStandardDeviation, gate: 0)
-                        let h = model.jacobian(p)
-                        j += (1 / (options.azimuthStandardDeviation * options.azimuthStandardDeviation)) * Matrix3.outer(h.row0, h.row0)
-                        if header.capabilities.supportsElevationMeasurement && d.y != 0 {
-                            j += (1 / (options.elevationStandardDeviation * options.elevationStandardDeviation)) * Matrix3.outer(h.row1, h.row1)
-                        }
-                        // Baseline: the raw direction as a horizontal angle.
-                        let rawInWorld = device.worldFromDevice.rotate(d)
-                        if let raw = HorizontalAngle.angle(objectInWorld: device.positionInWorld + rawInWorld, devicePositionInWorld: device.positionInWorld,
-                                                           worldFromDevice: device.worldFromDevice),
-                           let trueAngle = HorizontalAngle.angle(objectInWorld: p, devicePositionInWorld: device.positionInWorld,
-                                                                 worldFromDevice: device.worldFromDevice) {
-                            r.rawAngleErrors.append(abs(Angle.degrees(radians: Angle.wrapped(raw - trueAngle))))
-                        }
-                    }
-                    fisher[id] = j
+                if converged, results[k].timeToConvergenceSeconds == nil { results[k].timeToConvergenceSeconds = m.timestamp - firstUpdate[k]! }
+                guard let p = truth[k], let device = pose else { return }
+                let trueAngle = HorizontalAngle.angle(objectInWorld: p, devicePositionInWorld: device.positionInWorld,
+                                                      worldFromDevice: device.worldFromDevice)
+                // Fisher information of this update at the truth: J += Hᵀ R⁻¹ H.
+                if let r = m.distance, r > 0, header.capabilities.supportsPreciseDistanceMeasurement {
+                    let u = RangeModel(antennaInWorld: device.positionInWorld, standardDeviation: options.rangeStandardDeviation, gate: 0).jacobian(p)
+                    fisher[k] += (1 / (options.rangeStandardDeviation * options.rangeStandardDeviation)) * Matrix3.outer(u, u)
                 }
-                if converged, r.timeToConvergenceSeconds == nil { r.timeToConvergenceSeconds = m.timestamp - firstUpdate[id]! }
-                if let p = truth[id], let device = pose {
-                    var angleError: Double?
-                    if let a = e.horizontalAngle,
-                       let t = HorizontalAngle.angle(objectInWorld: p, devicePositionInWorld: device.positionInWorld,
-                                                     worldFromDevice: device.worldFromDevice) {
-                        angleError = abs(Angle.degrees(radians: Angle.wrapped(a - t)))
-                        r.angleErrors.append(angleError!)
+                if let d = m.directionInDevice, header.capabilities.supportsDirectionMeasurement {
+                    results[k].rawDirectionCount += 1
+                    let model = DirectionModel(antennaInWorld: device.positionInWorld, worldFromDevice: device.worldFromDevice,
+                                               azimuthStandardDeviation: options.azimuthStandardDeviation,
+                                               elevationStandardDeviation: options.elevationStandardDeviation, gate: 0)
+                    let h = model.jacobian(p)
+                    fisher[k] += (1 / (options.azimuthStandardDeviation * options.azimuthStandardDeviation)) * Matrix3.outer(h.row0, h.row0)
+                    if header.capabilities.supportsElevationMeasurement && d.y != 0 {
+                        fisher[k] += (1 / (options.elevationStandardDeviation * options.elevationStandardDeviation)) * Matrix3.outer(h.row1, h.row1)
                     }
-                    if let w = e.worldTransform { r.positionErrors.append((w.translation - p).length) }
-                    let dy = p.y - device.positionInWorld.y
-                    let truthCategory = abs(dy) <= options.levelTolerance ? "same" : (dy > 0 ? "above" : "below")
-                    r.verticalConfusion[truthCategory]![e.verticalDirectionEstimate?.rawValue ?? "null"]! += 1
-                    if converged {
-                        r.convergedCount += 1
-                        if let w = e.worldTransform, let j = fisher[id], let bound = j.inverse, bound.trace > 0 {
-                            r.crlbValues.append(bound.trace.squareRoot())
-                            r.convergedErrors.append((w.translation - p).length)
-                        }
-                        if let error = angleError, error > 15 { r.falseConvergedCount += 1 }
-                        if let moments = engine.moments(h), let inverse = moments.covariance.inverse {
-                            r.neesValues.append(inverse.quadraticForm(moments.meanInWorld - p))
-                        }
+                    // Baseline: the raw direction as a horizontal angle.
+                    if let raw = HorizontalAngle.angle(objectInWorld: device.positionInWorld + device.worldFromDevice.rotate(d),
+                                                       devicePositionInWorld: device.positionInWorld, worldFromDevice: device.worldFromDevice),
+                       let trueAngle {
+                        results[k].rawAngleErrors.append(abs(Angle.degrees(radians: Angle.wrapped(raw - trueAngle))))
                     }
                 }
-                results[id] = r
-            case .header: break
+                var angleError: Double?
+                if let a = e.horizontalAngle, let trueAngle {
+                    angleError = abs(Angle.degrees(radians: Angle.wrapped(a - trueAngle)))
+                    results[k].angleErrors.append(angleError!)
+                }
+                if let w = e.worldTransform { results[k].positionErrors.append((w.translation - p).length) }
+                let dy = p.y - device.positionInWorld.y
+                let truthCategory = abs(dy) <= options.levelTolerance ? "same" : (dy > 0 ? "above" : "below")
+                results[k].verticalConfusion[truthCategory]![e.verticalDirectionEstimate?.rawValue ?? "null"]! += 1
+                if converged {
+                    results[k].convergedCount += 1
+                    if let w = e.worldTransform, let bound = fisher[k].inverse, bound.trace > 0 {
+                        results[k].crlbValues.append(bound.trace.squareRoot())
+                        results[k].convergedErrors.append((w.translation - p).length)
+                    }
+                    if let error = angleError, error > 15 { results[k].falseConvergedCount += 1 }
+                    if let moments, let inverse = moments.covariance.inverse {
+                        results[k].neesValues.append(inverse.quadraticForm(moments.meanInWorld - p))
+                    }
+                }
             }
         }
         var objects: [ObjectEvaluation] = []
-        for (id, _) in header.objects {
-            var r = results[id]!
+        for k in results.indices {
+            var r = results[k]
             let n = Double(max(r.updates, 1))
-            r.availability = availabilityCounts[id]!.mapValues { Double($0) / n }
+            r.availability = availabilityCounts[k].mapValues { Double($0) / n }
             r.finish()
             objects.append(r)
         }
