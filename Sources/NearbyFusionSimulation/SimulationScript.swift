@@ -50,7 +50,7 @@ public enum SimulationScript {
         var start = Vector3(0, 1.4, 0), heading = 0.0
         var deviceName = "phone"
         var tremor = 0.0015
-        var recordedPath: SampledDevicePath?
+        var recordedPoses: [DevicePose]?
         var lineNumber = 0
         for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
             lineNumber += 1
@@ -137,8 +137,8 @@ public enum SimulationScript {
                 let resolved = name.hasPrefix("/") ? name : (directory as NSString).appendingPathComponent(name)
                 do {
                     switch format {
-                    case "tum": recordedPath = SampledDevicePath(poses: try TrajectoryFormats.readTUM(path: resolved)).aligned(start: start)
-                    case "euroc": recordedPath = SampledDevicePath(poses: try TrajectoryFormats.readEuRoC(path: resolved)).aligned(start: start)
+                    case "tum": recordedPoses = try TrajectoryFormats.readTUM(path: resolved)
+                    case "euroc": recordedPoses = try TrajectoryFormats.readEuRoC(path: resolved)
                     default: throw cursor.error("unknown path format '\(format)' (tum or euroc)")
                     }
                 } catch let e as RecordingError {
@@ -194,21 +194,21 @@ public enum SimulationScript {
             try cursor.end()
         }
         guard !objects.isEmpty else { throw ScriptError(file: file, line: 0, message: "no object: add e.g. 'object tag accessory at 0 1 -4'") }
-        let trajectory: any DevicePath
-        if let recordedPath {
-            trajectory = recordedPath
-            if !segments.isEmpty { throw ScriptError(file: file, line: 0, message: "give either a path or motion statements, not both") }
-        } else {
-            guard segments.contains(where: { $0.duration > 0 }) else {
-                throw ScriptError(file: file, line: 0, message: "no motion: add e.g. 'still 2' or 'sweep-sideways 3'")
-            }
-            trajectory = DeviceTrajectory(segments: segments, startPosition: start, heading: heading)
+        if recordedPoses != nil, !segments.isEmpty {
+            throw ScriptError(file: file, line: 0, message: "give either a path or motion statements, not both")
         }
-        var scenario = SimulationScenario(name: (file as NSString).lastPathComponent, trajectory: trajectory, objects: objects, seed: seed)
+        if recordedPoses == nil, !segments.contains(where: { $0.duration > 0 }) {
+            throw ScriptError(file: file, line: 0, message: "no motion: add e.g. 'still 2' or 'sweep-sideways 3'")
+        }
+        var scenario = SimulationScenario(name: (file as NSString).lastPathComponent,
+                                          trajectory: DeviceTrajectory(segments: segments, startPosition: start, heading: heading),
+                                          objects: objects, seed: seed)
         scenario.radio = radio
         scenario.vio = vio
         scenario.deviceName = deviceName
-        scenario.tremorAmplitude = recordedPath == nil ? tremor : 0
+        scenario.tremorAmplitude = tremor
+        // After every statement is read, so that `start` may come before or after `path`.
+        if let recordedPoses { scenario.useRecordedPath(recordedPoses, start: start) }
         return scenario
     }
 

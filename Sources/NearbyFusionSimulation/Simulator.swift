@@ -124,6 +124,14 @@ public struct SimulationScenario: Sendable {
     public var tremorAmplitude = 0.0015
     public var seed: UInt64
 
+    /// Replaces the scripted motion with a recorded device path (TUM, EuRoC, …), moved
+    /// rigidly to start at `start` facing −Z (``SampledDevicePath/aligned(start:)``). A
+    /// recorded hand already trembles, so no synthetic tremor is added.
+    public mutating func useRecordedPath(_ poses: [DevicePose], start: Vector3 = Vector3(0, 1.4, 0)) {
+        trajectory = SampledDevicePath(poses: poses).aligned(start: start)
+        tremorAmplitude = 0
+    }
+
     public init(name: String, trajectory: any DevicePath, objects: [SimulatedObject], seed: UInt64) {
         self.name = name
         self.trajectory = trajectory

@@ -57,11 +57,9 @@ struct Simulate: ParsableCommand {
         }
         do {
             if let tum {
-                simulation.trajectory = SampledDevicePath(poses: try TrajectoryFormats.readTUM(path: tum)).aligned()
-                simulation.tremorAmplitude = 0
+                simulation.useRecordedPath(try TrajectoryFormats.readTUM(path: tum))
             } else if let euroc {
-                simulation.trajectory = SampledDevicePath(poses: try TrajectoryFormats.readEuRoC(path: euroc)).aligned()
-                simulation.tremorAmplitude = 0
+                simulation.useRecordedPath(try TrajectoryFormats.readEuRoC(path: euroc))
             }
         } catch {
             throw CommandFailure(message: error.description)

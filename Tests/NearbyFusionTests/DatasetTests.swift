@@ -32,8 +32,7 @@ struct DatasetTests {
         if name == "tum-fr1-xyz-uwb" {
             var s = ScenarioCatalogue.coached(seed: 1)
             let poses = try TrajectoryFormats.readTUM(path: datasets.appendingPathComponent("tum-fr1-xyz/groundtruth.txt").path)
-            s.trajectory = SampledDevicePath(poses: poses).aligned()
-            s.tremorAmplitude = 0
+            s.useRecordedPath(poses)
             return s
         }
         let make = try #require(ScenarioCatalogue.all.first { $0.name == name }?.make)

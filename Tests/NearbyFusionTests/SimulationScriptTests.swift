@@ -36,6 +36,9 @@ struct SimulationScriptTests {
         let s = try SimulationScript.parse(text, file: "real.sim", directory: Self.scripts.path, seed: 1)
         #expect(abs(s.trajectory.duration - 29.9) < 0.2)
         #expect(s.tremorAmplitude == 0)
+        // Scene statements in any order: a `start` after the `path` still places it.
+        let later = try SimulationScript.parse(text + "start 2 1.5 -1\n", file: "real.sim", directory: Self.scripts.path, seed: 1)
+        #expect((later.trajectory.pose(at: 0).positionInWorld - Vector3(2, 1.5, -1)).length < 1e-12)
     }
 
     static let errors: [(String, String)] = [
