@@ -43,13 +43,13 @@ struct Replay: ParsableCommand {
     }
 
     func run() throws {
-        var sink: LineSink?
-        if let output { sink = try LineSink(path: output) }
-        if format == .csv { try sink?.write(EstimateCSV.header) }
+        var sink: OutputFile?
+        if let output { sink = try OutputFile(path: output) }
+        if format == .csv { try sink?.write(line: EstimateCSV.header) }
         let size = (try? FileManager.default.attributesOfItem(atPath: recording)[.size] as? Int) ?? 0
         let progress = ProgressBar(total: size)
-        let tumSink = try tum.map { try LineSink(path: $0) }
-        let truthSink = try truthTum.map { try LineSink(path: $0) }
+        let tumSink = try tum.map { try OutputFile(path: $0) }
+        let truthSink = try truthTum.map { try OutputFile(path: $0) }
         // Truth for the exported object: static, or the latest timed truth line. The replay
         // sees truth lines in file order, so a timed truth is matched to the next estimate.
         var truthByObject: [String: Vector3] = [:]
@@ -59,18 +59,18 @@ struct Replay: ParsableCommand {
             summary = try RecordingReplay.run(path: recording, cameraAssistance: cameraAssistance, pipelined: true, onTruth: { id, p in
                 truthByObject[id] = p
             }, onProgress: progress.update) { line in
-                if format == .csv { try sink?.write(EstimateCSV.row(line)) } else { try sink?.writeLine { line.appendJSON(to: &$0) } }
+                if format == .csv { try sink?.write(line: EstimateCSV.row(line)) } else { try sink?.writeLine { line.appendJSON(to: &$0) } }
                 if let tumSink, case .object(let e) = line, e.objectID == exportedObject, let w = e.worldTransform {
-                    try tumSink.write(TrajectoryFormats.tumLine(timestamp: e.timestamp, positionInWorld: w.translation))
+                    try tumSink.write(line: TrajectoryFormats.tumLine(timestamp: e.timestamp, positionInWorld: w.translation))
                     if let truthSink, let p = truthByObject[e.objectID] {
-                        try truthSink.write(TrajectoryFormats.tumLine(timestamp: e.timestamp, positionInWorld: p))
+                        try truthSink.write(line: TrajectoryFormats.tumLine(timestamp: e.timestamp, positionInWorld: p))
                     }
                 }
             }
             progress.finish()
-            try sink?.close()
-            try tumSink?.close()
-            try truthSink?.close()
+            try sink?.commit()
+            try tumSink?.commit()
+            try truthSink?.commit()
         } catch let e as RecordingError {
             throw CommandFailure(message: e.description)
         } catch let e as ReplayError {
@@ -89,50 +89,4 @@ struct CommandFailure: Error, CustomStringConvertible {
 
 extension CommandFailure: LocalizedError {
     var errorDescription: String? { message }
-}
-
-/// Buffered line output to a file or standard output.
-final class LineSink {
-    private let handle: FileHandle
-    private var buffer: [UInt8] = []
-    private let path: String
-
-    init(path: String) throws {
-        self.path = path
-        if path == "-" {
-            handle = FileHandle.standardOutput
-        } else {
-            guard FileManager.default.createFile(atPath: path, contents: nil), let h = FileHandle(forWritingAtPath: path) else {
-                throw CommandFailure(message: "\(path): cannot create output file")
-            }
-            handle = h
-        }
-        buffer.reserveCapacity(1 << 16)
-    }
-
-    /// Appends one line produced in place (no intermediate `String`).
-    func writeLine(_ produce: (inout [UInt8]) -> Void) throws {
-        produce(&buffer)
-        buffer.append(0x0A)
-        if buffer.count >= 1 << 16 { try flush() }
-    }
-
-    func write(_ line: String) throws {
-        buffer.append(contentsOf: line.utf8)
-        buffer.append(0x0A)
-        if buffer.count >= 1 << 16 { try flush() }
-    }
-
-    func flush() throws {
-        guard !buffer.isEmpty else { return }
-        do { try handle.write(contentsOf: buffer) } catch {
-            throw CommandFailure(message: "\(path): cannot write (\(error.localizedDescription))")
-        }
-        buffer.removeAll(keepingCapacity: true)
-    }
-
-    func close() throws {
-        try flush()
-        if path != "-" { try? handle.close() }
-    }
 }

@@ -25,9 +25,9 @@ struct Report: ParsableCommand {
             throw CommandFailure(message: e.description)
         }
         let html = ReportHTML.render(data)
-        guard FileManager.default.createFile(atPath: output, contents: Data(html.utf8)) else {
-            throw CommandFailure(message: "\(output): cannot create output file")
-        }
+        let file = try OutputFile(path: output)
+        try file.write(html)
+        try file.commit()
         print("wrote \(output) (\(html.utf8.count / 1024) KiB, \(data.objects.count) object\(data.objects.count == 1 ? "" : "s"))")
     }
 }

@@ -65,10 +65,8 @@ struct Simulate: ParsableCommand {
             throw CommandFailure(message: error.description)
         }
         let text = Simulator.recordingText(for: simulation)
-        if output == "-" {
-            FileHandle.standardOutput.write(Data(text.utf8))
-        } else if !FileManager.default.createFile(atPath: output, contents: Data(text.utf8)) {
-            throw CommandFailure(message: "\(output): cannot create output file")
-        }
+        let file = try OutputFile(path: output)
+        try file.write(text)
+        try file.commit()
     }
 }

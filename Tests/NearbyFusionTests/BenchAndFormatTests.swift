@@ -42,12 +42,13 @@ struct BenchAndFormatTests {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let recording = dir.appendingPathComponent("long.jsonl").path
         #expect(try CommandLineTests.run(["simulate", "--scenario", "long-session", "--seed", "1", "--output", recording]).status == 0)
-        let silent = try CommandLineTests.run(["replay", recording, "--output", "/dev/null"])
+        let estimates = dir.appendingPathComponent("estimates.jsonl").path
+        let silent = try CommandLineTests.run(["replay", recording, "--output", estimates])
         #expect(silent.status == 0 && silent.stderr.isEmpty)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: script)
         let typescript = dir.appendingPathComponent("typescript").path
-        process.arguments = ["-qfec", "\(CommandLineTests.executable.path) replay \(recording) --output /dev/null > /dev/null", typescript]
+        process.arguments = ["-qfec", "\(CommandLineTests.executable.path) replay \(recording) --output \(estimates) > \(dir.path)/summary.txt", typescript]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

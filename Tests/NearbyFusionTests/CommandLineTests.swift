@@ -83,7 +83,7 @@ struct CommandLineTests {
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         lines[5] = lines[5].replacingOccurrences(of: "\"orientation\":[", with: "\"orientation\":[0.5,")
         try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
-        let result = try Self.run(["replay", path, "--output", "/dev/null"])
+        let result = try Self.run(["replay", path, "--output", path + ".estimates"])
         #expect(result.status == 1)
         #expect(result.stderr == "Error: \(path):6: key 'orientation': expected 4 numbers, found 5\n")
     }
