@@ -1,5 +1,16 @@
 // swift-tools-version: 6.1
 // The 6.1 tools are required by ordo-one/benchmark (see Benchmarks/).
+//
+// Layers, each depending only on those above it (see README "Layout"):
+//
+//   NearbyFusion                  the pure core: maths, measurements, estimator, convergence,
+//                                 outputs, engine. No file, thread, clock or global.
+//   NearbyFusionRecording         the edge: the recording format, replay, evaluation.
+//   NearbyFusionSimulation        the seeded simulator (writes recordings).
+//   NearbyFusionSession           the NISession-shaped API and its data sources.
+//   NearbyFusionSimulatedSources  simulated sources for sessions (only for those who ask).
+//   nearby-fusion                 the command.
+//   NearbyFusionTestSupport       LAPACK reference for tests and benchmarks.
 import PackageDescription
 
 let package = Package(
@@ -8,8 +19,11 @@ let package = Package(
     // MARK: - Public API
     products: [
         .library(name: "NearbyFusion", targets: ["NearbyFusion"]),
+        .library(name: "NearbyFusionRecording", targets: ["NearbyFusionRecording"]),
         .library(name: "NearbyFusionSimulation", targets: ["NearbyFusionSimulation"]),
         .library(name: "NearbyFusionSession", targets: ["NearbyFusionSession"]),
+        .library(name: "NearbyFusionSimulatedSources", targets: ["NearbyFusionSimulatedSources"]),
+        .library(name: "NearbyFusionTestSupport", targets: ["NearbyFusionTestSupport"]),
         .executable(name: "nearby-fusion", targets: ["nearby-fusion"]),
     ],
     dependencies: [
@@ -27,23 +41,22 @@ let package = Package(
         /// Counts the process's heap allocations for `nearby-fusion bench` (glibc Linux).
         .target(name: "CMallocCounter", path: "Sources/CMallocCounter"),
 
-        // MARK: - Implementation
+        // MARK: - Core
+        .target(name: "NearbyFusion"),
+
+        // MARK: - Edge
+        .target(name: "NearbyFusionRecording", dependencies: ["NearbyFusion"]),
+        .target(name: "NearbyFusionSimulation", dependencies: ["NearbyFusion", "NearbyFusionRecording"]),
+        .target(name: "NearbyFusionSession", dependencies: ["NearbyFusion", "NearbyFusionRecording"]),
         .target(
-            name: "NearbyFusion",
-            dependencies: ["CLAPACK"]
-        ),
-        .target(
-            name: "NearbyFusionSimulation",
-            dependencies: ["NearbyFusion"]
-        ),
-        .target(
-            name: "NearbyFusionSession",
-            dependencies: ["NearbyFusion", "NearbyFusionSimulation"]
+            name: "NearbyFusionSimulatedSources",
+            dependencies: ["NearbyFusion", "NearbyFusionSession", "NearbyFusionSimulation"]
         ),
         .executableTarget(
             name: "nearby-fusion",
             dependencies: [
                 "NearbyFusion",
+                "NearbyFusionRecording",
                 "NearbyFusionSimulation",
                 "CMallocCounter",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -51,9 +64,15 @@ let package = Package(
         ),
 
         // MARK: - Tests
+        /// LAPACK's `dsyev`, the reference the core's closed-form eigen-decomposition is
+        /// tested and benchmarked against. Only tests and benchmarks link LAPACK.
+        .target(name: "NearbyFusionTestSupport", dependencies: ["NearbyFusion", "CLAPACK"]),
         .testTarget(
             name: "NearbyFusionTests",
-            dependencies: ["NearbyFusion", "NearbyFusionSimulation", "NearbyFusionSession"]
+            dependencies: [
+                "NearbyFusion", "NearbyFusionRecording", "NearbyFusionSimulation", "NearbyFusionSession",
+                "NearbyFusionSimulatedSources", "NearbyFusionTestSupport",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

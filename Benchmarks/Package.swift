@@ -18,7 +18,9 @@ let package = Package(
             name: "FusionBenchmarks",
             dependencies: [
                 .product(name: "NearbyFusion", package: "NearbyFusion"),
+                .product(name: "NearbyFusionRecording", package: "NearbyFusion"),
                 .product(name: "NearbyFusionSimulation", package: "NearbyFusion"),
+                .product(name: "NearbyFusionTestSupport", package: "NearbyFusion"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/FusionBenchmarks",

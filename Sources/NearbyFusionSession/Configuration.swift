@@ -1,5 +1,6 @@
 import Foundation
 import NearbyFusion
+import NearbyFusionRecording
 
 /// What a session runs (as `NIConfiguration`).
 public protocol NIConfiguration: Sendable {

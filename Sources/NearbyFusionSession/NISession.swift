@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import NearbyFusion
+import NearbyFusionRecording
 import Synchronization
 
 /// A nearby object as a session reports it (as `NINearbyObject`).

@@ -1,5 +1,6 @@
 import Foundation
 import NearbyFusion
+import NearbyFusionRecording
 
 /// How the phone is held.
 public enum DeviceHold: String, Sendable, Hashable {

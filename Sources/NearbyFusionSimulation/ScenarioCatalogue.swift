@@ -1,4 +1,5 @@
 import NearbyFusion
+import NearbyFusionRecording
 
 /// Named scenarios: the situations the fusion core's issue lists, used by the tests and
 /// to make `Datasets/`. Each takes a seed; the motion is the coached one

@@ -1,5 +1,6 @@
 import Foundation
 import NearbyFusion
+import NearbyFusionRecording
 
 /// One published estimate with the truth at that moment.
 public struct EvaluatedUpdate: Sendable {

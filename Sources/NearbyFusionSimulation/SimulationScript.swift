@@ -1,5 +1,6 @@
 import Foundation
 import NearbyFusion
+import NearbyFusionRecording
 
 /// A problem in a simulation script, located by file and line.
 public struct ScriptError: Error, Sendable, Hashable, CustomStringConvertible {

@@ -1,5 +1,6 @@
 import Foundation
 import NearbyFusion
+import NearbyFusionRecording
 
 /// A simulated nearby object (truth).
 public struct SimulatedObject: Sendable, Hashable {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NearbyFusion
+import NearbyFusionRecording
 import NearbyFusionSimulation
 
 struct Accuracy: ParsableCommand {

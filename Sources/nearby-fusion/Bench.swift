@@ -2,6 +2,7 @@ import ArgumentParser
 import CMallocCounter
 import Foundation
 import NearbyFusion
+import NearbyFusionRecording
 
 /// One replayed event, with the object resolved to its index.
 enum BenchStep {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NearbyFusion
+import NearbyFusionRecording
 
 struct Coach: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,4 +1,5 @@
 import NearbyFusion
+import NearbyFusionRecording
 
 /// The estimate stream as CSV: one row per published update (and per session-level
 /// change, with an empty `object`). Missing outputs are empty cells; `world_transform_0`…`15`

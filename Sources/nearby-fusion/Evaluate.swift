@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NearbyFusion
+import NearbyFusionRecording
 import Synchronization
 
 struct Evaluate: ParsableCommand {

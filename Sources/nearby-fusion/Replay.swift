@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NearbyFusion
+import NearbyFusionRecording
 
 struct Replay: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NearbyFusion
+import NearbyFusionRecording
 
 struct Report: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,6 @@
 import Foundation
 import NearbyFusion
+import NearbyFusionRecording
 import Testing
 
 @Suite("bench, CSV output and the progress bar")

@@ -1,5 +1,6 @@
 import Foundation
 import NearbyFusion
+import NearbyFusionRecording
 import Testing
 
 /// The vertical category and the coaching reasons from hand-built estimator states.

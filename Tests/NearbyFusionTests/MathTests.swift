@@ -1,5 +1,7 @@
 import Foundation
 import NearbyFusion
+import NearbyFusionTestSupport
+import NearbyFusionRecording
 import NearbyFusionSimulation
 import Testing
 

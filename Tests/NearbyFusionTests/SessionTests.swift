@@ -1,6 +1,8 @@
 import Foundation
 import NearbyFusion
+import NearbyFusionRecording
 import NearbyFusionSession
+import NearbyFusionSimulatedSources
 import NearbyFusionSimulation
 import Synchronization
 import Testing

@@ -1,7 +1,9 @@
 import Benchmark
 import Foundation
 import NearbyFusion
+import NearbyFusionRecording
 import NearbyFusionSimulation
+import NearbyFusionTestSupport
 
 // Latency per fused update, allocations per update, and replay throughput. Every
 // single-update benchmark runs 1000 updates per iteration (`scalingFactor: .kilo`), so its

@@ -1,3 +1,4 @@
+import NearbyFusion
 /// A parsed JSON value. Objects keep their keys in file order.
 public enum JSONValue: Sendable, Hashable {
     case null

@@ -1,3 +1,4 @@
+import NearbyFusion
 import Foundation
 
 /// What a coaching expectation file says must hold, and whether it did.

@@ -1,3 +1,4 @@
+import NearbyFusion
 /// The AR/VIO configuration declared in a recording header (as `ARWorldTrackingConfiguration`).
 public struct ARConfigurationDescription: Sendable, Hashable {
     public var worldAlignment: String = "gravity"

@@ -1,3 +1,4 @@
+import NearbyFusion
 /// A fast path for valid `pose` and `uwb` lines: scans the bytes once, parses numbers
 /// without building strings or a JSON tree, and allocates nothing.
 ///
@@ -119,7 +120,7 @@ struct FastLineDecoder {
             return withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer -> Double? in
                 for k in 0..<token.count { buffer[k] = CChar(bitPattern: b[token.lowerBound + k]) }
                 buffer[token.count] = 0
-                let value = NearbyFusion.parseDouble(buffer.baseAddress!)
+                let value = NearbyFusionRecording.parseDouble(buffer.baseAddress!)
                 return value.isFinite ? value : nil
             }
         }

@@ -1,3 +1,4 @@
+import NearbyFusion
 import Foundation
 
 /// Accuracy of the engine on one object of a recording that carries `truth` lines.

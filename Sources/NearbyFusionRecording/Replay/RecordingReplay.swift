@@ -1,3 +1,4 @@
+import NearbyFusion
 /// One line of an estimate stream.
 public enum EstimateStreamLine: Sendable, Hashable {
     case object(NearbyObjectEstimate)

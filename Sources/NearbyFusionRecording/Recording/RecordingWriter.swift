@@ -1,3 +1,4 @@
+import NearbyFusion
 /// Serialises recordings and estimate streams as JSON Lines, byte-for-byte
 /// deterministic: keys in the order of the format's examples, numbers in Swift's
 /// shortest round-trip form (so a value read back is the same `Double`).

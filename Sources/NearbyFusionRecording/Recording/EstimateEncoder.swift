@@ -1,3 +1,4 @@
+import NearbyFusion
 /// Writes estimate lines straight into a byte buffer (no `String` per number): the
 /// `replay` hot path. Numbers are written with up to 9 decimals — 1 nm, 1 nrad, 1 ns — and
 /// trailing zeros trimmed (`3.2`, `0.081`, `-4.8`), which is what the estimate format

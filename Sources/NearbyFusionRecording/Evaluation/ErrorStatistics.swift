@@ -1,3 +1,4 @@
+import NearbyFusion
 import Foundation
 
 /// Summary statistics of a set of errors, named as `evo` names them.

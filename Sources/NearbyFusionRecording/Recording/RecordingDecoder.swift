@@ -1,3 +1,4 @@
+import NearbyFusion
 /// Turns one parsed JSON line into a ``RecordingEvent``, validating every key as the
 /// recording format requires. Stateless apart from the previous time and the declared
 /// objects, which ``RecordingReader`` carries from line to line.

@@ -1,3 +1,4 @@
+import NearbyFusion
 import Foundation
 
 /// Reads a recording on a background thread, in batches, while the caller consumes the

@@ -1,3 +1,4 @@
+import NearbyFusion
 /// A problem in a recording, located by file, line (1-based) and key.
 ///
 /// Its description reads `FILE:LINE: key 'KEY': MESSAGE` (the key part only when one

@@ -1,3 +1,4 @@
+import NearbyFusion
 import Foundation
 
 /// Reads a recording line by line, in constant memory (a recording of hours is never

@@ -1,3 +1,4 @@
+import NearbyFusion
 import Foundation
 
 /// Device trajectories in the formats the field uses, converted to the recording
