@@ -112,6 +112,57 @@ public enum ScenarioCatalogue {
                            seed: seed)
     }
 
+    /// A friend's phone left on a table (a peer that keeps still) where the coached
+    /// scenario's tag lies: it should converge as the accessory does.
+    public static func stillPeer(seed: UInt64) -> SimulationScenario {
+        SimulationScenario(name: "still-peer", trajectory: DeviceTrajectory(segments: coachedMotion + [.still(duration: 2)]),
+                           objects: [SimulatedObject(id: "friend", kind: .peer, positionInWorld: Vector3(-1.5, 1.0, -4.8))],
+                           seed: seed)
+    }
+
+    /// A friend who walks across the room at 0.8 m/s, stops, turns back at 1.2 m/s, slows to
+    /// 0.4 m/s and stops again, 3–6 m away, while the user sweeps.
+    public static func peerStopAndGo(seed: UInt64) -> SimulationScenario {
+        var friend = SimulatedObject(id: "friend", kind: .peer, positionInWorld: Vector3(-2.6, 1.3, -5.0),
+                                     velocityInWorld: Vector3(0.75, 0, 0.25))
+        friend.velocityChanges = [
+            .init(time: 4, velocityInWorld: .zero), .init(time: 6.5, velocityInWorld: Vector3(-1.1, 0, 0.45)),
+            .init(time: 9, velocityInWorld: Vector3(0.1, 0, -0.4)), .init(time: 12, velocityInWorld: .zero),
+            .init(time: 15, velocityInWorld: Vector3(0.6, 0, 0.3)),
+        ]
+        return SimulationScenario(name: "peer-stop-and-go", trajectory: DeviceTrajectory(segments: coachedMotion + coachedMotion),
+                                  objects: [friend], seed: seed)
+    }
+
+    /// A tag that converges on the table, is picked up at 11 s, carried 2.7 m to the right
+    /// and forward at ~0.8 m/s, and put down at 14.5 s, while the user keeps sweeping.
+    /// `hinted`: the app reports the motion (`motionState` lines), as an accessory with an
+    /// accelerometer lets it.
+    public static func tagPickedUp(seed: UInt64, hinted: Bool = false) -> SimulationScenario {
+        var tag = SimulatedObject(id: "tag", positionInWorld: Vector3(-1.2, 0.8, -4.0))
+        tag.velocityChanges = [
+            .init(time: 11, velocityInWorld: Vector3(0.6, 0.5, 0.1)), .init(time: 11.6, velocityInWorld: Vector3(0.8, 0, 0.25)),
+            .init(time: 14.5, velocityInWorld: .zero),
+        ]
+        var s = SimulationScenario(name: hinted ? "tag-picked-up-hinted" : "tag-picked-up",
+                                   trajectory: DeviceTrajectory(segments: coachedMotion + [.sweepSideways(duration: 6.4), .still(duration: 3.6)]),
+                                   objects: [tag], seed: seed)
+        if hinted {
+            s.motionHints = [.init(time: 11, objectID: "tag", state: .moving), .init(time: 14.6, objectID: "tag", state: .stationary)]
+        }
+        return s
+    }
+
+    /// A watch (distance only) ranging to a friend who walks slowly past: no direction ever,
+    /// a moving target — it may converge only if the geometry allows, and never wrongly.
+    public static func distanceOnlyWalkingPeer(seed: UInt64) -> SimulationScenario {
+        var s = distanceOnly(seed: seed)
+        s.name = "distance-only-walking-peer"
+        s.objects = [SimulatedObject(id: "friend", kind: .peer, positionInWorld: Vector3(-2.0, 1.3, -4.5),
+                                     velocityInWorld: Vector3(0.1, 0, 0.05))]
+        return s
+    }
+
     /// The coached motion with the phone turned to landscape half-way through the sideways
     /// sweeps: the radio stops giving a direction.
     public static func landscapeHold(seed: UInt64) -> SimulationScenario {
@@ -147,6 +198,8 @@ public enum ScenarioCatalogue {
         ("floor-above", floorAbove), ("behind-user", behindUser), ("distance-only", distanceOnly),
         ("dark-room", darkRoom), ("nlos-20-percent", nlos), ("camera-assistance-off", cameraAssistanceOff),
         ("two-tags", twoTags), ("walking-peer", walkingPeer), ("landscape-hold", landscapeHold),
-        ("long-session", longSession),
+        ("long-session", longSession), ("still-peer", stillPeer), ("peer-stop-and-go", peerStopAndGo),
+        ("tag-picked-up", { tagPickedUp(seed: $0) }), ("tag-picked-up-hinted", { tagPickedUp(seed: $0, hinted: true) }),
+        ("distance-only-walking-peer", distanceOnlyWalkingPeer),
     ]
 }

@@ -13,6 +13,8 @@ public struct EvaluatedUpdate: Sendable {
     public var trueHorizontalAngle: Double?
     /// True Δy (object − device), metres.
     public var trueHeightDifference: Double
+    /// The object's true velocity, m/s, world frame.
+    public var trueVelocity: Vector3
     /// The engine's mixture moments after this update.
     public var moments: MixtureMoments?
     public var hypothesisCount: Int
@@ -58,13 +60,52 @@ public struct ScenarioRun: Sendable {
                     estimate: est, truthInWorld: truth + vioOffset,
                     trueHorizontalAngle: HorizontalAngle.angle(objectInWorld: truth, devicePositionInWorld: device.positionInWorld,
                                                                worldFromDevice: device.worldFromDevice),
-                    trueHeightDifference: truth.y - device.positionInWorld.y,
+                    trueHeightDifference: truth.y - device.positionInWorld.y, trueVelocity: object.velocity(at: m.timestamp),
                     moments: snap.moments, hypothesisCount: snap.hypothesisCount, hypotheses: snap.hypotheses))
             case .removed(let id, _, _): engine.remove(objectID: id)
+            case .motionState(let id, _, let state): engine.updateMotionState(state, for: handles[id]!)
             default: break
             }
         }
     }
+
+    /// When the object first starts to move after having kept still (a tag picked up),
+    /// seconds; `nil` when it never does so.
+    public var motionStart: Double? {
+        var wasStill = false
+        for u in updates {
+            let moving = u.trueVelocity.length > 0.05
+            if !moving { wasStill = true } else if wasStill { return u.estimate.timestamp }
+        }
+        return nil
+    }
+
+    /// Seconds from ``motionStart`` to the first estimate that says `moving`; `nil` when it
+    /// never does.
+    public var movingReportedAfter: Double? {
+        guard let start = motionStart,
+              let first = updates.first(where: { $0.estimate.timestamp >= start && $0.estimate.motion == .moving }) else { return nil }
+        return first.estimate.timestamp - start
+    }
+
+    /// The longest run of time, seconds, during which every published `worldTransform` was
+    /// more than `metres` from the truth (a stale position left behind a moving object).
+    public func longestStaleTransform(beyond metres: Double) -> Double {
+        var longest = 0.0, runStart: Double?
+        for u in updates {
+            guard let w = u.estimate.worldTransform else { continue }
+            if (w.translation - u.truthInWorld).length > metres {
+                if runStart == nil { runStart = u.estimate.timestamp }
+                longest = max(longest, u.estimate.timestamp - runStart!)
+            } else {
+                runStart = nil
+            }
+        }
+        return longest
+    }
+
+    /// Time of the first published `horizontalAngle`, seconds.
+    public var firstAngleTime: Double? { updates.first { $0.estimate.horizontalAngle != nil }?.estimate.timestamp }
 
     /// Time of the first `converged` status, seconds.
     public var firstConvergedTime: Double? { updates.first { $0.estimate.convergence?.status.isConverged == true }?.estimate.timestamp }

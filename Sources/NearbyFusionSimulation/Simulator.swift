@@ -10,9 +10,22 @@ public struct SimulatedObject: Sendable, Hashable {
     public var positionInWorld: Vector3
     /// Constant velocity (a slowly walking peer), m/s.
     public var velocityInWorld: Vector3
+    /// From each change's time on, the object moves at that velocity instead (m/s; zero to
+    /// stop): a tag picked up and put down, a peer who walks, turns and stops. In time order.
+    public var velocityChanges: [VelocityChange] = []
     /// The object is removed at this time, seconds, for `removalReason`.
     public var removedAt: Double?
     public var removalReason: RemovalReason = .timeout
+
+    /// From `time` (seconds) on, the object moves at `velocityInWorld` (m/s, world frame).
+    public struct VelocityChange: Sendable, Hashable {
+        public var time: Double
+        public var velocityInWorld: Vector3
+        public init(time: Double, velocityInWorld: Vector3) {
+            self.time = time
+            self.velocityInWorld = velocityInWorld
+        }
+    }
 
     public init(id: String, kind: ObjectKind = .accessory, positionInWorld: Vector3, velocityInWorld: Vector3 = .zero,
                 removedAt: Double? = nil) {
@@ -23,7 +36,25 @@ public struct SimulatedObject: Sendable, Hashable {
         self.removedAt = removedAt
     }
 
-    public func position(at t: Double) -> Vector3 { positionInWorld + t * velocityInWorld }
+    /// The position at `t` seconds: the start position moved by each piece of constant
+    /// velocity up to `t`.
+    public func position(at t: Double) -> Vector3 {
+        var p = positionInWorld, since = 0.0, v = velocityInWorld
+        for change in velocityChanges where change.time < t {
+            p += (change.time - since) * v
+            since = change.time
+            v = change.velocityInWorld
+        }
+        return p + (t - since) * v
+    }
+
+    /// The velocity at `t` seconds, m/s.
+    public func velocity(at t: Double) -> Vector3 {
+        velocityChanges.last(where: { $0.time < t })?.velocityInWorld ?? velocityInWorld
+    }
+
+    /// Whether the object ever moves (its truth is then written with a time at every update).
+    public var moves: Bool { velocityInWorld != .zero || velocityChanges.contains { $0.velocityInWorld != .zero } }
 }
 
 /// The UWB radio's sensing model.
@@ -124,6 +155,21 @@ public struct SimulationScenario: Sendable {
     /// which has its own).
     public var tremorAmplitude = 0.0015
     public var seed: UInt64
+    /// What the app tells the engine about objects' motion (`motionState` lines), written
+    /// at the first radio tick at or after each hint's time.
+    public var motionHints: [MotionHint] = []
+
+    /// The app says `state` about object `objectID` at `time` seconds.
+    public struct MotionHint: Sendable, Hashable {
+        public var time: Double
+        public var objectID: String
+        public var state: MotionActivityState
+        public init(time: Double, objectID: String, state: MotionActivityState) {
+            self.time = time
+            self.objectID = objectID
+            self.state = state
+        }
+    }
 
     /// Replaces the scripted motion with a recorded device path (TUM, EuRoC, …), moved
     /// rigidly to start at `start` facing −Z (``SampledDevicePath/aligned(start:)``). A
@@ -187,7 +233,7 @@ public enum Simulator {
         events.append(.header(RecordingHeader(deviceName: s.deviceName, capabilities: s.radio.capabilities,
                                               arConfiguration: ARConfigurationDescription(),
                                               objects: s.objects.map { ($0.id, $0.kind) })))
-        for o in s.objects where o.velocityInWorld == .zero {
+        for o in s.objects where !o.moves {
             events.append(.truth(objectID: o.id, timestamp: nil, positionInWorld: o.positionInWorld))
         }
 
@@ -198,6 +244,7 @@ public enum Simulator {
         var pathLength = 0.0
         var lastTruePosition: Vector3?
         var removed = Set<String>()
+        var hinted = Set<SimulationScenario.MotionHint>()
         let uwbOffset = 0.5 / s.vio.rateHz   // UWB ticks fall between VIO frames
         while poseIndex <= poseCount || uwbIndex <= uwbCount {
             let tPose = Double(poseIndex) / s.vio.rateHz
@@ -240,7 +287,11 @@ public enum Simulator {
                         continue
                     }
                     let objectPosition = o.position(at: t)
-                    if o.velocityInWorld != .zero {
+                    for hint in s.motionHints where hint.objectID == o.id && hint.time <= t && !hinted.contains(hint) {
+                        hinted.insert(hint)
+                        events.append(.motionState(objectID: o.id, timestamp: round6(t), state: hint.state))
+                    }
+                    if o.moves {
                         events.append(.truth(objectID: o.id, timestamp: round6(t), positionInWorld: round6(objectPosition)))
                     }
                     if dropNoise.bernoulli(s.radio.dropoutProbability) { continue }

@@ -53,5 +53,35 @@ struct Accuracy: ParsableCommand {
                 + "\(seconds(Statistics.quantile(converged, 0.5))) | \(seconds(converged.max())) | \(never)/\(seeds) | "
                 + "\(converged.isEmpty ? "—" : degrees(worst)) | \(meanNEES) |")
         }
+        printMotionTable(selected)
+    }
+
+    /// The second table: scenarios whose object moves (peers that walk, a tag picked up).
+    func printMotionTable(_ selected: [(name: String, make: @Sendable (UInt64) -> SimulationScenario)]) {
+        let moving = selected.filter { $0.make(1).objects.first?.moves == true }
+        guard !moving.isEmpty else { return }
+        func seconds(_ x: Double?) -> String { x.map { String(format: "%.1f", $0) } ?? "—" }
+        print("")
+        print("| moving object | first horizontalAngle median s | max s | 'moving' reported after start of motion median s | max s | never | worldTransform > 50 cm off for, longest median s | max s | velocity err median m/s |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        for (name, make) in moving {
+            var firstAngle: [Double] = [], reported: [Double] = [], stale: [Double] = [], velocityErrors: [Double] = []
+            var started = 0
+            for seed in 1...seeds {
+                let run = ScenarioRun(make(UInt64(seed)))
+                if let t = run.firstAngleTime { firstAngle.append(t) }
+                if run.motionStart != nil {
+                    started += 1
+                    if let t = run.movingReportedAfter { reported.append(t) }
+                }
+                stale.append(run.longestStaleTransform(beyond: 0.5))
+                velocityErrors += run.updates.compactMap { u in u.estimate.velocity.map { ($0 - u.trueVelocity).length } }
+            }
+            print("| \(name) | \(seconds(Statistics.quantile(firstAngle, 0.5))) | \(seconds(firstAngle.max())) | "
+                + "\(seconds(Statistics.quantile(reported, 0.5))) | \(seconds(reported.max())) | "
+                + "\(started == 0 ? "—" : "\(started - reported.count)/\(started)") | "
+                + "\(seconds(Statistics.quantile(stale, 0.5))) | \(seconds(stale.max())) | "
+                + "\(velocityErrors.isEmpty ? "—" : String(format: "%.2f", Statistics.quantile(velocityErrors, 0.5)!)) |")
+        }
     }
 }

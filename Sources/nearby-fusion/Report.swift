@@ -84,7 +84,7 @@ struct ReportData {
             case .truth(let k, _, let p):
                 truth[k] = p
                 data.objects[k].truths.append(p)
-            case .removed: break
+            case .removed, .motionState: break
             }
         }
         return data

@@ -22,9 +22,13 @@ struct DatasetTests {
         ("nlos-20-percent", 1.0, 6.0, .same),
         ("camera-assistance-off", nil, nil, nil),
         ("two-tags", 1.0, 3.0, .same),
-        ("walking-peer", nil, nil, .same),
+        ("walking-peer", 1.0, 3.0, .same),
         ("landscape-hold", nil, nil, .same),
         ("tum-fr1-xyz-uwb", 1.0, 3.0, .same),
+        ("still-peer", 1.0, 4.0, .same),
+        ("peer-stop-and-go", 1.0, 4.0, .same),
+        ("tag-picked-up", 1.0, 3.0, .same),
+        ("tag-picked-up-hinted", 1.0, 3.0, .same),
     ]
 
     /// The scenario behind a dataset file (the TUM one: the coached scenario's object along

@@ -56,7 +56,8 @@ public struct ConvergenceAssessment: Sendable, Equatable {
 ///    `minimumMovement`, no geometry has been gathered at all: the user is asked to move
 ///    (and nothing else, since sweeping advice would be premature).
 ///
-/// Position thresholds are `max(threshold, positionThresholdFractionOfDistance × distance)`.
+/// Position thresholds are `max(threshold, positionThresholdFractionOfDistance × distance)`,
+/// and at least `movingPositionThreshold` while the object is reported moving.
 /// Once an axis is resolved it is unresolved again only past `hysteresis ×` its threshold.
 public enum ConvergenceAnalysis {
     /// `Φ(x)`, exactly 0 or 1 beyond ±9 (where it differs from them by less than 1e-19).
@@ -70,7 +71,7 @@ public enum ConvergenceAnalysis {
     /// Assesses one object. `previous` carries the last horizontal/vertical resolution
     /// for the hysteresis.
     public static func assess(mixture: PositionMixture, antennaInWorld a: Vector3, movement: MovementAccumulator,
-                              movementAlreadySufficient: Bool = false,
+                              movementAlreadySufficient: Bool = false, objectMoving: Bool = false,
                               previous: (horizontal: Bool, vertical: Bool), options: FusionOptions) -> ConvergenceAssessment {
         let tau = options.levelTolerance
         var meanInWorld = Vector3.zero
@@ -138,8 +139,13 @@ public enum ConvergenceAnalysis {
         let distance = (meanInWorld - a).length
         let hScale = (previous.horizontal ? options.hysteresis : 1)
         let vScale = (previous.vertical ? options.hysteresis : 1)
-        let horizontalLimit = max(options.horizontalPositionThreshold, options.positionThresholdFractionOfDistance * distance) * hScale
-        let verticalLimit = max(options.verticalPositionThreshold, options.positionThresholdFractionOfDistance * distance) * vScale
+        // A moving object (``FusionOptions/movingPositionThreshold``) is held to what tracking
+        // it can give; the angle threshold stays.
+        let movingFloor = objectMoving ? options.movingPositionThreshold : 0
+        let horizontalLimit = max(options.horizontalPositionThreshold, options.positionThresholdFractionOfDistance * distance,
+                                  movingFloor) * hScale
+        let verticalLimit = max(options.verticalPositionThreshold, options.positionThresholdFractionOfDistance * distance,
+                                movingFloor) * vScale
 
         // Local information: principal axes of the within-hypothesis covariance. The
         // eigen-decomposition is needed only when a cheap bound does not settle it: for a unit

@@ -1,9 +1,35 @@
-/// Everything the engine keeps about one nearby object.
+import Foundation
+
+/// Everything the engine keeps about one nearby object, and the object's whole update:
+/// fusion through its lifecycle (``Phase``), then what is published.
 struct ObjectTracker: Sendable {
+    /// Where an object's estimate is in its life.
+    enum Phase: Sendable, Hashable {
+        /// No estimate: before the first range, after a removal or a reset.
+        case idle
+        /// A static object being located: a Gaussian sum over its position, every
+        /// hypothesis re-solved from the window of updates (``BatchRefinement``).
+        case acquiring
+        /// One Gaussian, tracked by the stationary / constant-velocity IMM
+        /// (``InteractingMultipleModel``): the object may keep still or move.
+        case tracking
+    }
+
     let objectID: String
     let kind: ObjectKind
+    /// Changed only by the transitions: ``resetEstimate()``, `initialise` (→ acquiring) and
+    /// ``startTracking(meanInWorld:covariance:options:)``.
+    var phase = Phase.idle
+    /// The position estimate the convergence analysis and the outputs read: the Gaussian
+    /// sum while acquiring, the IMM's combined position (one hypothesis) while tracking.
     var mixture: PositionMixture
     var window: MeasurementWindow
+    /// The motion model while tracking.
+    var motion: InteractingMultipleModel?
+    /// What the app says about the object's motion (`updateMotionState`).
+    var motionHint = MotionActivityState.unknown
+    /// The motion last decided from the IMM (see ``decideMotion(_:)``).
+    var reportedMotion = MotionActivityState.unknown
     var updatesSinceRefinement = 0
     /// Σ q of every prediction since the bank was tiled, m² (VIO drift the batch adds back).
     var processVarianceSinceInitialisation = 0.0
@@ -20,14 +46,21 @@ struct ObjectTracker: Sendable {
     /// Time of the last valid range the radio reported, seconds.
     var lastRangeTime: Double?
     var consecutiveRejections = 0
+    /// This estimate has been published as converged (a converged estimate tolerates longer
+    /// runs of rejected ranges before it is reset).
     var hasConverged = false
-    /// The bank has collapsed to one resolved hypothesis: EKF tracking instead of batch acquisition.
-    var settled = false
-    /// The device has moved enough while ranging this estimate (latched).
-    var movementSufficient = false
-    var previousResolution = (horizontal: false, vertical: false)
-    var lastAssessment: ConvergenceAssessment?
+    /// What the coaching remembers between updates (latched movement, hysteresis).
+    var coaching = CoachingMemory()
     var removed = false
+
+    /// The convergence analysis's state carried from one update to the next.
+    struct CoachingMemory: Sendable {
+        /// The device has moved enough while ranging this estimate (latched).
+        var movementSufficient = false
+        /// Last verdicts, for the hysteresis of ``ConvergenceAnalysis``.
+        var previousResolution = (horizontal: false, vertical: false)
+        var lastAssessment: ConvergenceAssessment?
+    }
 
     init(objectID: String, kind: ObjectKind, capacity: Int, windowCapacity: Int) {
         self.objectID = objectID
@@ -38,14 +71,61 @@ struct ObjectTracker: Sendable {
 
     /// Forgets the position estimate (a re-initialisation starts from the next range).
     mutating func resetEstimate() {
+        phase = .idle
         mixture = PositionMixture(capacity: mixture.capacity)
         window.removeAll()
+        motion = nil
+        reportedMotion = .unknown
         updatesSinceRefinement = 0
         movement = MovementAccumulator()
         consecutiveRejections = 0
-        previousResolution = (false, false)
-        settled = false
-        lastAssessment = nil
+        coaching = CoachingMemory()
+    }
+
+    /// Ends tracking (a `removed` event); a later update starts afresh.
+    mutating func remove() {
+        resetEstimate()
+        removed = true
+        lastRangeTime = nil
+        firstUpdateTime = nil
+        hasConverged = false
+    }
+
+    /// Starts tracking from a known Gaussian position (an earlier session's anchor, or an
+    /// acquisition that has settled).
+    mutating func startTracking(meanInWorld: Vector3, covariance: Matrix3, options: FusionOptions) {
+        let prior = motionPrior(options)
+        motion = InteractingMultipleModel(
+            positionInWorld: meanInWorld, positionCovariance: covariance,
+            velocityPriorVariance: options.velocityPriorStandardDeviation * options.velocityPriorStandardDeviation,
+            movingProbability: motionHint == .moving ? 1 : (motionHint == .stationary ? 0 : prior.initialMovingProbability))
+        mixture.reset(meanInWorld: meanInWorld, covariance: covariance)
+        phase = .tracking
+    }
+
+    /// The motion prior of this kind of object.
+    func motionPrior(_ options: FusionOptions) -> MotionPrior {
+        kind == .peer ? options.peerMotionPrior : options.accessoryMotionPrior
+    }
+
+    /// Whether the object may be moving, as far as the app and its kind say: peers (people
+    /// walk) unless the app says they keep still, and anything the app says moves.
+    var mayMove: Bool { motionHint == .moving || (kind == .peer && motionHint != .stationary) }
+
+    /// The estimated motion after this update: the app's hint when it gave one; otherwise,
+    /// while tracking, the IMM's mode once its probability passes
+    /// ``FusionOptions/motionDecisionProbability``, held (hysteresis) until the other mode
+    /// passes it in turn, so that a slow walker whose mode probability wanders does not flip
+    /// the report and the coaching with it.
+    mutating func decideMotion(_ options: FusionOptions) -> MotionActivityState {
+        if motionHint != .unknown { return motionHint }
+        guard phase == .tracking, let motion else {
+            reportedMotion = .unknown
+            return .unknown
+        }
+        if motion.movingProbability >= options.motionDecisionProbability { reportedMotion = .moving }
+        else if 1 - motion.movingProbability >= options.motionDecisionProbability { reportedMotion = .stationary }
+        return reportedMotion
     }
 }
 
@@ -67,4 +147,8 @@ public struct ObjectStateSnapshot: Sendable {
     public var hypotheses: [PositionHypothesis]
     /// The last convergence assessment.
     public var assessment: ConvergenceAssessment?
+    /// The motion model's combined position and velocity while tracking.
+    public var kinematics: KinematicGaussian?
+    /// The motion model's probability that the object moves, while tracking.
+    public var movingProbability: Double?
 }

@@ -74,7 +74,7 @@ public enum BatchRefinement {
                                                 outlierDensity: k.rangeOutlierDensity, logInlier: k.logInlier, a: &a, b: &b)
                 }
             }
-            if e.angleKind > 0 {
+            if e.direction != .none {
                 let v = e.worldFromDevice.inverseRotate(x - e.antennaInWorld)
                 let rho2 = v.x * v.x + v.z * v.z
                 if rho2 > 1e-12 {
@@ -82,7 +82,7 @@ public enum BatchRefinement {
                     let hAz = e.worldFromDevice.rotate(Vector3(-v.z / rho2, 0, v.x / rho2))
                     logLikelihood += accumulate(azRes, variance: k.azVariance, gradient: hAz, multiplicity: c,
                                                 outlierDensity: k.angleOutlierDensity, logInlier: k.logInlier, a: &a, b: &b)
-                    if e.angleKind == 2 {
+                    if e.direction == .azimuthElevation {
                         let rho = rho2.squareRoot()
                         let n2 = rho2 + v.y * v.y
                         let elRes = Angle.wrapped(e.angles.y - atan2(v.y, rho))
@@ -138,7 +138,7 @@ public enum BatchRefinement {
             }
             guard x.isFinite, let covariance = current.a.inverse, covariance.isFinite, covariance.determinant > 0 else { return }
             var logMissing = 0.0
-            for e in window.entries where e.directionMissing && e.angleKind == 0 {
+            for e in window.entries where e.directionMissing && e.direction == .none {
                 let theta = DeviceAngles.offAxisAngle(e.worldFromDevice.inverseRotate(x - e.antennaInWorld))
                 logMissing += e.multiplicity * log(max(k.options.missingDirectionLikelihood(offAxisAngle: theta), 1e-300))
             }

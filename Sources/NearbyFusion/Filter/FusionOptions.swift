@@ -46,6 +46,34 @@ public struct FusionOptions: Sendable, Hashable {
     /// with distance travelled). `P ← P + k_d Δs I`.
     public var driftVariancePerMetre: Double = 1e-4
 
+    // MARK: Motion (the tracking IMM, see InteractingMultipleModel)
+    /// Horizontal white-acceleration intensity `q_a` of the constant-velocity model,
+    /// m²/s³: a person walking, turning and stopping changes velocity by about 1 m/s within
+    /// a second or two.
+    public var accelerationIntensity: Double = 0.5
+    /// Vertical white-acceleration intensity, m²/s³: a phone or a tag carried by someone
+    /// walking keeps its height to within centimetres of bob.
+    public var verticalAccelerationIntensity: Double = 0.05
+    /// `diag(q_a, q_a,vertical, q_a)`, m²/s³, world axes (+Y up).
+    public var accelerationIntensities: Vector3 { Vector3(accelerationIntensity, verticalAccelerationIntensity, accelerationIntensity) }
+    /// While an object that may move (a peer, or one the app says moves) is reported
+    /// `moving`, the position thresholds of the coaching are
+    /// at least this, metres: a moving object is located only as well as the latest few
+    /// measurements allow, and its `horizontalAngle` (still held to
+    /// `horizontalAngleThreshold`) and a `worldTransform` of where it is now are what
+    /// matter, not a decimetre fix no sweep can give.
+    public var movingPositionThreshold: Double = 0.25
+    /// Standard deviation of the velocity of an object that starts to move, m/s (the
+    /// stationary model's velocity prior, handed to the moving model when they mix).
+    public var velocityPriorStandardDeviation: Double = 1.0
+    /// An accessory usually lies still: it starts to move rarely (0.02/s, once a minute of
+    /// handling at most) and, once carried, is put down within seconds.
+    public var accessoryMotionPrior = MotionPrior(startRate: 0.005, stopRate: 0.3, initialMovingProbability: 0.005)
+    /// A peer is a person with a phone: no preference between walking and standing.
+    public var peerMotionPrior = MotionPrior(startRate: 0.1, stopRate: 0.1, initialMovingProbability: 0.5)
+    /// Mode probability at which the estimate reports `moving` or `stationary` (else `unknown`).
+    public var motionDecisionProbability: Double = 0.8
+
     /// Systematic VIO drift as a fraction of the distance travelled (ARKit drifts by a
     /// fraction of a percent of the path). Over an acquisition window of path length `L`
     /// the estimate is off by about half the drift accumulated, so the batch adds

@@ -22,6 +22,14 @@ public protocol ScalarMeasurementModel {
 }
 
 extension ScalarMeasurementModel {
+    /// The first-order normalised innovation squared `ν²/s` of a measurement `z` against a
+    /// Gaussian `N(p, P)`: `ν = z ⊖ h(p)`, `s = H P Hᵀ + σ²` — the quantity every gate
+    /// compares with its chi-square bound.
+    @inlinable public func normalizedInnovationSquared(_ z: Double, at objectInWorld: Vector3, covariance: Matrix3) -> Double {
+        let nu = residual(z, predicted(objectInWorld))
+        return nu * nu / (covariance.quadraticForm(jacobian(objectInWorld)) + variance)
+    }
+
     @inlinable public func secondOrderTerms(_ objectInWorld: Vector3, covariance: Matrix3) -> (meanShift: Double, variance: Double) {
         (0, 0)
     }

@@ -1,6 +1,18 @@
-/// One stored UWB update with the device pose it was made from, for batch
-/// re-linearisation. Absent parts are `nil`-free for speed: `hasRange`/`angleKind` say
-/// which measurements the entry holds.
+import Foundation
+
+/// Which parts of a direction an update carries.
+public enum DirectionContent: UInt8, Sendable, Hashable {
+    /// No direction (outside the radio's cone, landscape hold, or no direction finding).
+    case none
+    /// Azimuth only (a radio without elevation, or a direction with device-frame `y` = 0).
+    case azimuth
+    /// Azimuth and elevation.
+    case azimuthElevation
+}
+
+/// One UWB update with the device pose it was made from, in the form every estimator step
+/// reads: the batch window, the acquisition gate and the tracking filter. Absent parts are
+/// `nil`-free for speed: `hasRange` and `direction` say what the entry holds.
 public struct WindowEntry: Sendable, Hashable {
     /// Antenna position in the world frame, metres.
     public var antennaInWorld: Vector3
@@ -8,11 +20,11 @@ public struct WindowEntry: Sendable, Hashable {
     public var worldFromDevice: Quaternion
     /// Measured range, metres (valid when `hasRange`).
     public var rangeMetres: Double
-    /// Measured azimuth and elevation, radians (see ``DeviceAngles``).
+    /// Measured azimuth and elevation, radians (see ``DeviceAngles``); elevation 0 for
+    /// azimuth only.
     public var angles: Vector2
     public var hasRange: Bool
-    /// 0: no direction, 1: azimuth only, 2: azimuth and elevation.
-    public var angleKind: UInt8
+    public var direction: DirectionContent
     /// A range with no direction on a direction-capable device held in portrait: the
     /// object was probably outside the radio's field of view.
     public var directionMissing: Bool
@@ -20,15 +32,39 @@ public struct WindowEntry: Sendable, Hashable {
     public var multiplicity: Double
 
     public init(antennaInWorld: Vector3, worldFromDevice: Quaternion, rangeMetres: Double, angles: Vector2,
-                hasRange: Bool, angleKind: UInt8, directionMissing: Bool, multiplicity: Double) {
+                hasRange: Bool, direction: DirectionContent, directionMissing: Bool, multiplicity: Double) {
         self.antennaInWorld = antennaInWorld
         self.worldFromDevice = worldFromDevice
         self.rangeMetres = rangeMetres
         self.angles = angles
         self.hasRange = hasRange
-        self.angleKind = angleKind
+        self.direction = direction
         self.directionMissing = directionMissing
         self.multiplicity = multiplicity
+    }
+
+    /// The entry for one sanitised update: a range counts up to `maximumRange`; a
+    /// direction is azimuth only when the radio has no elevation or its device-frame `y`
+    /// is exactly 0; a range without a direction is marked `directionMissing` when the
+    /// radio could have given one (direction-capable, portrait hold: the device's +X axis
+    /// within ~45° of horizontal).
+    public init(range: Double?, direction: Vector3?, pose: DevicePose, antennaInWorld: Vector3,
+                capabilities: DeviceCapabilities, options o: FusionOptions) {
+        self.init(antennaInWorld: antennaInWorld, worldFromDevice: pose.worldFromDevice, rangeMetres: 0, angles: Vector2(0, 0),
+                  hasRange: false, direction: .none, directionMissing: false, multiplicity: 1)
+        if let r = range, r <= o.maximumRange { hasRange = true; rangeMetres = r }
+        if let d = direction {
+            if !capabilities.supportsElevationMeasurement || d.y == 0 {
+                self.direction = .azimuth
+                angles = Vector2(atan2(d.x, -d.z), 0)
+            } else {
+                self.direction = .azimuthElevation
+                angles = DeviceAngles.azimuthElevation(d)
+            }
+        } else if hasRange, capabilities.supportsDirectionMeasurement, o.missingDirectionLikelihood < 1,
+                  abs(pose.worldFromDevice.rotate(Vector3(1, 0, 0)).y) < 0.7 {
+            directionMissing = true
+        }
     }
 }
 

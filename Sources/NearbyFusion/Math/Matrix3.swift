@@ -36,6 +36,8 @@ public struct Matrix3: Hashable, Sendable {
 
     /// `s·I`.
     @inlinable @inline(__always) public static func scaledIdentity(_ s: Double) -> Matrix3 { Matrix3(s, 0, 0, 0, s, 0, 0, 0, s) }
+    /// `diag(d.x, d.y, d.z)`.
+    @inlinable @inline(__always) public static func diagonal(_ d: Vector3) -> Matrix3 { Matrix3(d.x, 0, 0, 0, d.y, 0, 0, 0, d.z) }
 
     /// The outer product `a bᵀ`.
     @inlinable @inline(__always) public static func outer(_ a: Vector3, _ b: Vector3) -> Matrix3 {

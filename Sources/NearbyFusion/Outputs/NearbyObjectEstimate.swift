@@ -23,10 +23,17 @@ public struct NearbyObjectEstimate: Sendable, Hashable {
     public var worldTransform: WorldTransform?
     /// `nil` when camera assistance is off.
     public var convergence: AlgorithmConvergence?
+    /// The object's velocity, m/s, world frame, while it is tracked and its horizontal angle
+    /// is published (beyond Nearby Interaction; the estimate format's `velocity`).
+    public var velocity: Vector3?
+    /// What the engine knows of the object's motion (the app's hint when it gave one); `nil`
+    /// when camera assistance is off (the estimate format's `motion`).
+    public var motion: MotionActivityState?
 
     public init(timestamp: Double, objectID: String, distance: Double? = nil, direction: Vector3? = nil,
                 horizontalAngle: Double? = nil, verticalDirectionEstimate: VerticalDirectionEstimate? = nil,
-                worldTransform: WorldTransform? = nil, convergence: AlgorithmConvergence? = nil) {
+                worldTransform: WorldTransform? = nil, convergence: AlgorithmConvergence? = nil,
+                velocity: Vector3? = nil, motion: MotionActivityState? = nil) {
         self.timestamp = timestamp
         self.objectID = objectID
         self.distance = distance
@@ -35,6 +42,8 @@ public struct NearbyObjectEstimate: Sendable, Hashable {
         self.verticalDirectionEstimate = verticalDirectionEstimate
         self.worldTransform = worldTransform
         self.convergence = convergence
+        self.velocity = velocity
+        self.motion = motion
     }
 }
 

@@ -161,7 +161,7 @@ public enum CoachingCheck {
                 }
                 samples[ids[k], default: []].append(Sample(time: m.timestamp - t0, estimate: e, angleError: angleError))
             case .truth(let k, _, let p): truth[k] = p
-            case .removed: break
+            case .removed, .motionState: break
             }
         }
         let end = samples.values.flatMap { $0.map(\.time) }.max() ?? 0

@@ -91,7 +91,7 @@ public enum RecordingEvaluation {
             switch step {
             case .pose(let p, _): pose = p
             case .truth(let k, _, let p): truth[k] = p
-            case .removed: break
+            case .removed, .motionState: break
             case .uwb(let k, let m, let e, let moments):
                 results[k].updates += 1
                 if firstUpdate[k] == nil { firstUpdate[k] = m.timestamp }

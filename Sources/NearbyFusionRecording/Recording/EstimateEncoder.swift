@@ -108,6 +108,15 @@ public enum EstimateEncoder {
         } else { append("null", to: &out) }
         append(",\"convergence\":", to: &out)
         if let c = e.convergence { appendConvergence(c, to: &out) } else { append("null", to: &out) }
+        append(",\"velocity\":", to: &out)
+        if let v = e.velocity {
+            out.append(UInt8(ascii: "[")); appendNumber(v.x, to: &out); out.append(UInt8(ascii: ","))
+            appendNumber(v.y, to: &out); out.append(UInt8(ascii: ",")); appendNumber(v.z, to: &out); out.append(UInt8(ascii: "]"))
+        } else { append("null", to: &out) }
+        append(",\"motion\":", to: &out)
+        if let m = e.motion {
+            out.append(UInt8(ascii: "\"")); out.append(contentsOf: m.rawValue.utf8); out.append(UInt8(ascii: "\""))
+        } else { append("null", to: &out) }
         out.append(UInt8(ascii: "}"))
     }
 

@@ -61,6 +61,14 @@ struct RecordingDecoder {
             let object = try objectID(value)
             guard let p = value["position"] else { throw error("position", "missing required key") }
             return .truth(objectID: object, timestamp: t, positionInWorld: try vector3(p, key: "position"))
+        case "motionState":
+            let t = try time(value)
+            let object = try objectID(value)
+            let name = try requiredString(value, "state")
+            guard let state = MotionActivityState(rawValue: name) else {
+                throw error("state", "unknown motion state '\(name)' (expected moving, stationary or unknown)")
+            }
+            return .motionState(objectID: object, timestamp: t, state: state)
         default:
             throw error("type", "unknown type '\(type)'")
         }

@@ -50,6 +50,9 @@ public enum RecordingEvent: Sendable, Hashable {
     case removed(objectID: String, timestamp: Double, reason: RemovalReason)
     /// Ground truth: the object's world position (static when `timestamp` is `nil`).
     case truth(objectID: String, timestamp: Double?, positionInWorld: Vector3)
+    /// What the app knows about the object's motion from `timestamp` on (a `motionState`
+    /// line, as `NISession.updateMotionState(_:forObjectWithToken:)`).
+    case motionState(objectID: String, timestamp: Double, state: MotionActivityState)
 
     /// The event's time, if it has one.
     public var timestamp: Double? {
@@ -59,6 +62,7 @@ public enum RecordingEvent: Sendable, Hashable {
         case .uwb(_, let m): return m.timestamp
         case .removed(_, let t, _): return t
         case .truth(_, let t, _): return t
+        case .motionState(_, let t, _): return t
         }
     }
 }

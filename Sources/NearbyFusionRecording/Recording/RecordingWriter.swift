@@ -60,6 +60,8 @@ public enum JSONLines {
         case .truth(let id, let t, let p):
             let time = t.map { "\"t\":\(number($0))," } ?? ""
             return "{\"type\":\"truth\",\(time)\"object\":\(string(id)),\"position\":\(numbers(p.array))}"
+        case .motionState(let id, let t, let state):
+            return "{\"type\":\"motionState\",\"t\":\(number(t)),\"object\":\(string(id)),\"state\":\"\(state.rawValue)\"}"
         }
     }
 

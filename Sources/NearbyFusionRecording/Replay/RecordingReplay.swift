@@ -98,7 +98,7 @@ public enum RecordingReplay {
                 summary!.objects[k].finalEstimate = estimate
                 summary!.estimateLineCount += 1
                 try emit(.object(estimate))
-            case .removed: break
+            case .removed, .motionState: break
             case .truth(let k, _, let p):
                 summary!.objects[k].truthInWorld = p
                 onTruth(summary!.objects[k].objectID, p)
@@ -117,6 +117,8 @@ public enum RecordingReplay {
         case uwb(object: Int, UWBMeasurement, NearbyObjectEstimate, moments: MixtureMoments?)
         case removed(object: Int, timestamp: Double, reason: RemovalReason)
         case truth(object: Int, timestamp: Double?, positionInWorld: Vector3)
+        /// The app's motion hint, already given to the engine.
+        case motionState(object: Int, timestamp: Double, state: MotionActivityState)
 
         /// The event's time, if it has one.
         public var timestamp: Double? {
@@ -125,6 +127,7 @@ public enum RecordingReplay {
             case .uwb(_, let m, _, _): return m.timestamp
             case .removed(_, let t, _): return t
             case .truth(_, let t, _): return t
+            case .motionState(_, let t, _): return t
             }
         }
     }
@@ -186,6 +189,9 @@ public enum RecordingReplay {
                 try step(.removed(object: slot[id]!, timestamp: t, reason: reason))
             case .truth(let id, let t, let p):
                 try step(.truth(object: slot[id]!, timestamp: t, positionInWorld: p))
+            case .motionState(let id, let t, let state):
+                engine.updateMotionState(state, for: handles[slot[id]!])
+                try step(.motionState(object: slot[id]!, timestamp: t, state: state))
             }
         }
     }

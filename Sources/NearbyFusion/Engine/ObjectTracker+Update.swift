@@ -1,0 +1,305 @@
+import Foundation
+
+/// Immutable options shared by an engine and its objects' updates.
+final class OptionsBox: Sendable {
+    let options: FusionOptions
+    init(_ options: FusionOptions) { self.options = options }
+}
+
+extension ObjectTracker {
+    /// What an object's update needs from the engine. The options travel by reference (a
+    /// shared immutable box): copying their ~400 bytes on every update showed in profiles.
+    struct Context {
+        let optionsBox: OptionsBox
+        var options: FusionOptions { optionsBox.options }
+        let capabilities: DeviceCapabilities
+        let cameraAssistanceEnabled: Bool
+        /// Device path length while VIO tracked normally, metres.
+        let pathLength: Double
+        /// The device pose at the update's time, if any pose has arrived.
+        let devicePose: DevicePose?
+        /// VIO is limited by light or features.
+        let lightingLimited: Bool
+    }
+
+    /// One UWB update for this object: fusion, then what is published.
+    mutating func ingest(_ measurement: UWBMeasurement, context: Context) -> NearbyObjectEstimate {
+        let t = measurement.timestamp
+        let options = context.options, capabilities = context.capabilities
+        if firstUpdateTime == nil { firstUpdateTime = t }
+        removed = false
+
+        // Sanitise the raw measurement: a non-finite or non-positive range, or a
+        // non-finite or zero direction, is treated as absent (never propagated).
+        var rawDistance = measurement.distance.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
+        if !capabilities.supportsPreciseDistanceMeasurement { rawDistance = nil }
+        var rawDirection = measurement.directionInDevice.flatMap { $0.isFinite && $0.length > 1e-9 ? $0.normalized : nil }
+        if !capabilities.supportsDirectionMeasurement { rawDirection = nil }
+
+        var estimate = NearbyObjectEstimate(timestamp: t, objectID: objectID, distance: rawDistance, direction: rawDirection)
+        guard context.cameraAssistanceEnabled else { return estimate }
+        guard let devicePose = context.devicePose else {
+            estimate.convergence = AlgorithmConvergence(status: .unknown)
+            estimate.verticalDirectionEstimate = .unknown
+            return estimate
+        }
+        let antennaInWorld = devicePose.positionInWorld + devicePose.worldFromDevice.rotate(options.antennaOffsetInDevice)
+        if let r = rawDistance {
+            lastRangeMetres = r
+            lastRangeTime = t
+        }
+        if devicePose.tracking == .normal {
+            fuse(range: rawDistance, direction: rawDirection, at: t, pose: devicePose, antennaInWorld: antennaInWorld, context: context)
+        }
+        publish(into: &estimate, at: t, pose: devicePose, antennaInWorld: antennaInWorld, context: context)
+        return estimate
+    }
+
+    /// Convergence and outputs from the estimate after fusion.
+    private mutating func publish(into estimate: inout NearbyObjectEstimate, at t: Double, pose devicePose: DevicePose,
+                                  antennaInWorld: Vector3, context: Context) {
+        let options = context.options
+        var reasons: ConvergenceReasons = []
+        if context.lightingLimited { reasons.insert(.insufficientLighting) }
+        // Signal: how long since the radio last gave a usable range (fused or not: while VIO
+        // is limited nothing is fused, yet the signal is fine).
+        let signalAge = t - (lastRangeTime ?? firstUpdateTime ?? t)
+        if signalAge > options.signalTimeout || (lastRangeMetres ?? 0) > options.maximumRange {
+            reasons.insert(.insufficientSignalStrength)
+        }
+        let motionNow = decideMotion(options)
+        estimate.motion = motionNow
+        guard !mixture.isEmpty else {
+            // Nothing estimated yet: `unknown`, unless a reason already withholds it (nil).
+            estimate.convergence = AlgorithmConvergence(status: reasons.isEmpty ? .unknown : .notConverged(reasons))
+            estimate.verticalDirectionEstimate = reasons.isEmpty ? .unknown : nil
+            return
+        }
+        let assessment = ConvergenceAnalysis.assess(mixture: mixture, antennaInWorld: antennaInWorld,
+                                                    movement: movement, movementAlreadySufficient: coaching.movementSufficient,
+                                                    objectMoving: mayMove && motionNow == .moving,
+                                                    previous: coaching.previousResolution, options: options)
+        if assessment.movementExtent >= options.minimumMovement { coaching.movementSufficient = true }
+        coaching.previousResolution = (assessment.horizontalResolved, assessment.verticalResolved)
+        coaching.lastAssessment = assessment
+        reasons.formUnion(assessment.reasons)
+
+        let status: ConvergenceStatus = reasons.isEmpty ? .converged : .notConverged(reasons)
+        estimate.convergence = AlgorithmConvergence(status: status)
+        let mean = assessment.meanInWorld
+        let horizontalAvailable = reasons.isDisjoint(with: .withholdingHorizontal) && assessment.horizontalResolved
+        if horizontalAvailable {
+            estimate.horizontalAngle = HorizontalAngle.angle(objectInWorld: mean, devicePositionInWorld: antennaInWorld,
+                                                             worldFromDevice: devicePose.worldFromDevice)
+            // The category is published once established (≥ 95 %): `same`, `above`, `below`,
+            // or `aboveOrBelow` when only the sign is open. A vertical-sweep reason that
+            // stands only because the height is not yet precise enough for worldTransform
+            // does not hide an established category; one that stands because the category
+            // itself is open leaves the estimate nil.
+            if assessment.verticalCategory != .unknown {
+                estimate.verticalDirectionEstimate = assessment.verticalCategory
+            }
+        }
+        if phase == .tracking, horizontalAvailable, let motion {
+            estimate.velocity = motion.combined.velocityInWorld
+        }
+        if status.isConverged {
+            hasConverged = true
+            let toObject = mean - antennaInWorld
+            estimate.worldTransform = WorldTransform(translation: mean)
+            estimate.distance = toObject.length
+            // Camera assistance widens the field of view: the direction comes from the
+            // world estimate, inside the radio's cone or not.
+            estimate.direction = devicePose.worldFromDevice.inverseRotate(toObject).normalized
+        }
+    }
+
+    /// One update of an object's estimate, by phase:
+    /// - **idle**: the first usable range starts the estimate — straight into tracking
+    ///   when the object may move and the update also has a direction (range and direction
+    ///   place it), otherwise into acquisition (the first range's sphere, tiled);
+    /// - **acquiring** (a static object not yet located): the update is stored in the
+    ///   window and every hypothesis is re-solved from its prior and the whole window
+    ///   (``BatchRefinement``), so no hypothesis is judged by measurements linearised far
+    ///   from it; once one resolved cluster holds 99 % of the weight it is collapsed into
+    ///   one Gaussian and tracked;
+    /// - **tracking**: the IMM steps (``InteractingMultipleModel``) — mix, predict, range,
+    ///   direction — fixed-size and allocation-free.
+    private mutating func fuse(range: Double?, direction: Vector3?, at t: Double,
+                               pose: DevicePose, antennaInWorld a: Vector3, context: Context) {
+        let o = context.options
+        let entry = WindowEntry(range: range, direction: direction, pose: pose, antennaInWorld: a,
+                                capabilities: context.capabilities, options: o)
+        if phase != .tracking, mayMove, entry.hasRange, entry.direction == .azimuthElevation {
+            // A range and a direction place the object at once; a static acquisition would
+            // be wrong for something that may walk away.
+            startTracking(fromRange: entry.rangeMetres, angles: entry.angles, pose: pose, antennaInWorld: a, at: t, context: context)
+            return
+        }
+        if phase == .idle {
+            guard entry.hasRange else { return }
+            initialise(rangeMetres: entry.rangeMetres, at: t, pose: pose, antennaInWorld: a, context: context)
+            return
+        }
+        let dt = max(t - (lastPredictionTime ?? t), 0)
+        let ds = max(context.pathLength - pathLengthAtLastPrediction, 0)
+        lastPredictionTime = t
+        pathLengthAtLastPrediction = context.pathLength
+        let rangeAccepted: Bool
+        if phase == .acquiring {
+            rangeAccepted = acquire(entry, dt: dt, ds: ds, pathLength: context.pathLength, options: o)
+        } else {
+            rangeAccepted = track(entry, dt: dt, ds: ds, options: o)
+        }
+        if entry.hasRange {
+            if rangeAccepted {
+                consecutiveRejections = 0
+                movement.add(a)
+            } else {
+                consecutiveRejections += 1
+                let limit = hasConverged ? o.rejectionsBeforeResetWhenConverged : o.rejectionsBeforeReset
+                if consecutiveRejections >= limit {
+                    // The estimate no longer explains the ranges (a first NLOS range, or the
+                    // object moved): start again from this range.
+                    resetEstimate()
+                    hasConverged = false
+                    initialise(rangeMetres: entry.rangeMetres, at: t, pose: pose, antennaInWorld: a, context: context)
+                    return
+                }
+            }
+        }
+        if phase == .acquiring {
+            settleIfResolved(options: o)
+        } else {
+            mixture.pruneAndMerge(minimumWeight: o.pruneWeight, mergeDistanceSquared: o.mergeDistanceSquared)
+        }
+        let m = mixture.moments
+        if !m.meanInWorld.isFinite || !m.covariance.isFinite || motion.map({ !$0.combined.isFinite }) == true {
+            // Never publish NaN: drop the estimate and start again from the next range.
+            resetEstimate()
+        }
+    }
+
+    /// The acquisition step: random-walk prediction `P ← P + (q Δt + k_d Δs) I`, the entry
+    /// stored in the window, every hypothesis re-solved, and the range checked against the
+    /// hypotheses (accepted if one holding ≥ 1 % of the weight explains it within its gate).
+    /// A missing direction re-weights the hypotheses through the batch's evidence.
+    private mutating func acquire(_ entry: WindowEntry, dt: Double, ds: Double, pathLength: Double,
+                                  options o: FusionOptions) -> Bool {
+        // An object that may move is located with the random walk of a walker (its batch
+        // cannot follow motion; the walk keeps it from claiming more than it knows).
+        let q = (mayMove ? o.peerRandomWalk : o.accessoryRandomWalk) * dt + o.driftVariancePerMetre * ds
+        mixture.predict(addedVariance: q)
+        processVarianceSinceInitialisation += q
+        if entry.hasRange || entry.direction != .none { window.append(entry) }
+        updatesSinceRefinement += 1
+        if updatesSinceRefinement >= o.batchRefinementInterval {
+            let systematic = 0.5 * o.vioDriftFraction * (pathLength - pathLengthAtInitialisation)
+            BatchRefinement.refine(&mixture, window: window, options: o,
+                                   addedVariance: processVarianceSinceInitialisation / 3 + systematic * systematic)
+            updatesSinceRefinement = 0
+        }
+        guard entry.hasRange else { return false }
+        let model = RangeModel(antennaInWorld: entry.antennaInWorld, standardDeviation: o.rangeStandardDeviation, gate: o.rangeGate)
+        for h in mixture.hypotheses where h.logWeight > log(0.01) {
+            if model.normalizedInnovationSquared(entry.rangeMetres, at: h.meanInWorld, covariance: h.covariance) <= o.rangeGate {
+                return true
+            }
+        }
+        return false
+    }
+
+    /// Settles an acquisition: once both axes are resolved and 99 % of the weight lies in
+    /// one cluster (within 3σ of the heaviest hypothesis), the cluster is collapsed into one
+    /// Gaussian and tracked. No merging while acquiring: each hypothesis keeps its own prior,
+    /// so that mirror images stay exact mirrors (a merge on one side only would tilt the
+    /// evidence).
+    private mutating func settleIfResolved(options o: FusionOptions) {
+        mixture.pruneAndMerge(minimumWeight: o.acquisitionPruneWeight, mergeDistanceSquared: 0)
+        let resolved = coaching.previousResolution
+        if resolved.horizontal && resolved.vertical, let cluster = mixture.dominantCluster(mahalanobisSquared: 9),
+           cluster.weight > 0.99 {
+            startTracking(meanInWorld: cluster.merged.meanInWorld, covariance: cluster.merged.covariance, options: o)
+        }
+    }
+
+    /// The tracking step: the IMM's mixing and prediction (the shared random walk
+    /// `q Δt + k_d Δs` for VIO drift), then range and direction corrections of both models,
+    /// then the mode probabilities. The mixture mirrors the combined position.
+    private mutating func track(_ entry: WindowEntry, dt: Double, ds: Double, options o: FusionOptions) -> Bool {
+        guard var imm = motion else { return false }
+        let q = o.accessoryRandomWalk * dt + o.driftVariancePerMetre * ds
+        imm.predict(seconds: dt, prior: motionPrior(o), hint: motionHint, accelerationIntensity: o.accelerationIntensities,
+                    velocityPriorVariance: o.velocityPriorStandardDeviation * o.velocityPriorStandardDeviation,
+                    addedPositionVariance: q)
+        var rangeAccepted = false
+        let a = entry.antennaInWorld, rotation = entry.worldFromDevice
+        // An object expected to keep still: while it is most probably still, its stationary
+        // model's range gate decides (NLOS bursts are not motion); once the directions have
+        // made motion the likelier mode, each model gates ranges for itself.
+        let stationaryGateDecides = !mayMove && imm.movingProbability < 0.5
+        if entry.hasRange {
+            rangeAccepted = imm.update(model: RangeModel(antennaInWorld: a, standardDeviation: o.rangeStandardDeviation, gate: o.rangeGate),
+                                       measured: entry.rangeMetres, outlierProbability: o.outlierProbability,
+                                       outlierSpan: o.rangeOutlierSpan, stationaryGateDecides: stationaryGateDecides)
+        }
+        switch entry.direction {
+        case .none: break
+        case .azimuth:
+            _ = imm.update(model: AzimuthModel(antennaInWorld: a, worldFromDevice: rotation,
+                                               standardDeviation: o.azimuthStandardDeviation, gate: o.rangeGate),
+                           measured: entry.angles.x, outlierProbability: o.outlierProbability, outlierSpan: o.angleOutlierSpan)
+        case .azimuthElevation:
+            _ = imm.update(model: DirectionModel(antennaInWorld: a, worldFromDevice: rotation,
+                                                 azimuthStandardDeviation: o.azimuthStandardDeviation,
+                                                 elevationStandardDeviation: o.elevationStandardDeviation, gate: o.directionGate),
+                           measured: entry.angles, outlierProbability: o.outlierProbability, outlierSpan: o.angleOutlierSpan)
+        }
+        imm.updateModeProbabilities(hint: motionHint)
+        let combined = imm.combined
+        motion = imm
+        mixture.reset(meanInWorld: combined.positionInWorld, covariance: combined.positionCovariance)
+        return rangeAccepted
+    }
+
+    /// Tiles the first range's sphere with hypotheses and starts a new window.
+    private mutating func initialise(rangeMetres r: Double, at t: Double, pose: DevicePose,
+                                     antennaInWorld a: Vector3, context: Context) {
+        let options = context.options, pathLength = context.pathLength
+        mixture.initialize(rangeMetres: r, antennaInWorld: a, forwardInWorld: pose.forwardInWorld, options: options)
+        phase = .acquiring
+        motion = nil
+        window.removeAll()   // the first range is in the tiles' priors
+        processVarianceSinceInitialisation = 0
+        pathLengthAtInitialisation = pathLength
+        updatesSinceRefinement = 0
+        movement.add(a)
+        lastPredictionTime = t
+        pathLengthAtLastPrediction = pathLength
+        consecutiveRejections = 0
+    }
+
+    /// Starts tracking from one range `r` and one direction `(α, ε)`: the object is at
+    /// `p = a + r R d(α, ε)`, with the covariance of that point under the measurement noise,
+    /// `P = σ_r² (Rd)(Rd)ᵀ + σ_α² (r R ∂d/∂α)(·)ᵀ + σ_ε² (r R ∂d/∂ε)(·)ᵀ`, where
+    /// `d = (cos ε sin α, sin ε, −cos ε cos α)`, `∂d/∂α = (cos ε cos α, 0, cos ε sin α)`,
+    /// `∂d/∂ε = (−sin ε sin α, cos ε, sin ε cos α)`.
+    private mutating func startTracking(fromRange r: Double, angles: Vector2, pose: DevicePose, antennaInWorld a: Vector3,
+                                        at t: Double, context: Context) {
+        let o = context.options
+        let alpha = angles.x, epsilon = angles.y
+        let rotation = pose.worldFromDevice
+        let d = rotation.rotate(DeviceAngles.direction(azimuth: alpha, elevation: epsilon))
+        let dAlpha = rotation.rotate(Vector3(cos(epsilon) * cos(alpha), 0, cos(epsilon) * sin(alpha)))
+        let dEpsilon = rotation.rotate(Vector3(-sin(epsilon) * sin(alpha), cos(epsilon), sin(epsilon) * cos(alpha)))
+        let sa = r * o.azimuthStandardDeviation, se = r * o.elevationStandardDeviation
+        let covariance = (o.rangeStandardDeviation * o.rangeStandardDeviation) * Matrix3.outer(d, d)
+            + (sa * sa) * Matrix3.outer(dAlpha, dAlpha) + (se * se) * Matrix3.outer(dEpsilon, dEpsilon)
+        resetEstimate()
+        window.removeAll()
+        startTracking(meanInWorld: a + r * d, covariance: covariance.symmetrized, options: o)
+        movement.add(a)
+        lastPredictionTime = t
+        pathLengthAtLastPrediction = context.pathLength
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+
+/// What is known about an object's motion (as iOS 27's `NIMotionActivityState`): given by
+/// the app as a hint, and estimated by the engine.
+public enum MotionActivityState: String, Sendable, Hashable, CaseIterable {
+    case unknown
+    case stationary
+    case moving
+}
+
+/// How fast an object switches between keeping still and moving, per second: the prior the
+/// motion model starts from (see ``InteractingMultipleModel``).
+public struct MotionPrior: Sendable, Hashable {
+    /// Rate of starting to move while still, 1/s (`λ_sm`).
+    public var startRate: Double
+    /// Rate of stopping while moving, 1/s (`λ_ms`).
+    public var stopRate: Double
+    /// Probability of moving when the track starts.
+    public var initialMovingProbability: Double
+
+    public init(startRate: Double, stopRate: Double, initialMovingProbability: Double) {
+        self.startRate = startRate
+        self.stopRate = stopRate
+        self.initialMovingProbability = initialMovingProbability
+    }
+}
+
+/// An interacting multiple model (IMM) filter over an object's position and velocity with
+/// two motion models: **stationary** (`p' = p`) and **constant velocity** driven by white
+/// acceleration noise (see ``KinematicGaussian``). The data choose between them: a tag on
+/// a table, a tag picked up and carried, a peer who walks, stops and walks again.
+///
+/// Each update, in the numbered steps of Blom and Bar-Shalom's IMM:
+///
+/// 1. **Mode transition** over `Δt`, a two-state Markov chain with rates `λ_sm` (start) and
+///    `λ_ms` (stop): `Π = [[1 − π_sm, π_sm], [π_ms, 1 − π_ms]]`, `π = 1 − e^{−λΔt}`.
+/// 2. **Mixing**: predicted mode probabilities `c̄_j = Σᵢ Πᵢⱼ μᵢ`, mixing weights
+///    `μᵢ|ⱼ = Πᵢⱼ μᵢ / c̄_j`, and each model starts from the moment-matched
+///    `x₀ⱼ = Σᵢ μᵢ|ⱼ xᵢ`, `P₀ⱼ = Σᵢ μᵢ|ⱼ (Pᵢ + (xᵢ − x₀ⱼ)(xᵢ − x₀ⱼ)ᵀ)` (6-D, by blocks).
+/// 3. **Prediction** of each model with its own dynamics.
+/// 4. **Correction** of each model by every measurement of the update, accumulating its
+///    likelihood `Λⱼ = Πₖ N(νₖⱼ; 0, Sₖⱼ)` (robust: `(1 − ε) N + ε/span` per measurement).
+/// 5. **Mode probabilities** `μⱼ ∝ Λⱼ c̄ⱼ`.
+/// 6. **Output**: the combined `x = Σ μⱼ xⱼ`, `P = Σ μⱼ (Pⱼ + (xⱼ − x)(xⱼ − x)ᵀ)`.
+///
+/// A hint from the app (``MotionActivityState``) pins the mode: `stationary` or `moving`
+/// gives that model probability 1 and no transitions; `unknown` returns to the prior.
+public struct InteractingMultipleModel: Sendable, Hashable {
+    /// The stationary model's estimate.
+    public var stationary: KinematicGaussian
+    /// The constant-velocity model's estimate.
+    public var moving: KinematicGaussian
+    /// `μ_m`, the probability that the object is moving.
+    public var movingProbability: Double
+    /// The last log-likelihood of each model's correction (for the mode probabilities).
+    var stationaryLogLikelihood = 0.0
+    var movingLogLikelihood = 0.0
+
+    /// Starts both models at the same position with zero velocity: `N(p, P_pp)` and
+    /// `v ~ N(0, σ_v² I)`.
+    public init(positionInWorld: Vector3, positionCovariance: Matrix3, velocityPriorVariance: Double,
+                movingProbability: Double) {
+        let start = KinematicGaussian(positionInWorld: positionInWorld, velocityInWorld: .zero,
+                                      positionCovariance: positionCovariance,
+                                      velocityCovariance: Matrix3.scaledIdentity(velocityPriorVariance))
+        stationary = start
+        moving = start
+        self.movingProbability = min(max(movingProbability, 0), 1)
+    }
+
+    // MARK: Steps 1–3
+
+    /// Mixes the two models (steps 1–2) and predicts each over `dt` seconds (step 3).
+    /// `hint` pins the mode; `q` (m²) is the position random walk both models share (VIO
+    /// drift, already multiplied by Δt or the distance travelled).
+    public mutating func predict(seconds dt: Double, prior: MotionPrior, hint: MotionActivityState,
+                                 accelerationIntensity qa: Vector3, velocityPriorVariance: Double,
+                                 addedPositionVariance q: Double) {
+        // (1) Transition probabilities over dt.
+        var piSM = 1 - exp(-prior.startRate * max(dt, 0))
+        var piMS = 1 - exp(-prior.stopRate * max(dt, 0))
+        // A pinned mode takes the whole probability at this step: every model hands its
+        // estimate over to it through the mixing below (so a hint that the object has
+        // stopped starts the stationary model where the moving one had followed it).
+        switch hint {
+        case .stationary: piSM = 0; piMS = 1
+        case .moving: piSM = 1; piMS = 0
+        case .unknown: break
+        }
+        let muS = 1 - movingProbability, muM = movingProbability
+        // (2) Predicted mode probabilities and mixing weights.
+        let cS = (1 - piSM) * muS + piMS * muM
+        let cM = piSM * muS + (1 - piMS) * muM
+        let previousStationary = stationary, previousMoving = moving
+        if cS > 1e-12 {
+            stationary = Self.mix(previousStationary, weight: (1 - piSM) * muS / cS, previousMoving, weight: piMS * muM / cS)
+        }
+        if cM > 1e-12 {
+            moving = Self.mix(previousStationary, weight: piSM * muS / cM, previousMoving, weight: (1 - piMS) * muM / cM)
+        }
+        movingProbability = min(max(cM / max(cS + cM, 1e-300), 0), 1)
+        // (3) Prediction.
+        stationary.predictStationary(addedPositionVariance: q, velocityPriorVariance: velocityPriorVariance)
+        moving.predictConstantVelocity(seconds: dt, accelerationIntensity: qa, addedPositionVariance: q)
+        stationaryLogLikelihood = 0
+        movingLogLikelihood = 0
+    }
+
+    /// The moment-matched mixture of two kinematic Gaussians with weights summing to one
+    /// (step 2).
+    static func mix(_ a: KinematicGaussian, weight wa: Double, _ b: KinematicGaussian, weight wb: Double) -> KinematicGaussian {
+        if wb <= 1e-12 { return a }
+        if wa <= 1e-12 { return b }
+        let p = wa * a.positionInWorld + wb * b.positionInWorld
+        let v = wa * a.velocityInWorld + wb * b.velocityInWorld
+        let dpa = a.positionInWorld - p, dva = a.velocityInWorld - v
+        let dpb = b.positionInWorld - p, dvb = b.velocityInWorld - v
+        return KinematicGaussian(
+            positionInWorld: p, velocityInWorld: v,
+            positionCovariance: (wa * (a.positionCovariance + Matrix3.outer(dpa, dpa))
+                                 + wb * (b.positionCovariance + Matrix3.outer(dpb, dpb))).symmetrized,
+            crossCovariance: wa * (a.crossCovariance + Matrix3.outer(dpa, dva)) + wb * (b.crossCovariance + Matrix3.outer(dpb, dvb)),
+            velocityCovariance: (wa * (a.velocityCovariance + Matrix3.outer(dva, dva))
+                                 + wb * (b.velocityCovariance + Matrix3.outer(dvb, dvb))).symmetrized)
+    }
+
+    // MARK: Step 4
+
+    /// Corrects both models with one scalar measurement (step 4) and accumulates each
+    /// model's robust log-likelihood `log((1 − ε) N(ν; 0, s) + ε/span)`. Returns whether
+    /// either model accepted it.
+    ///
+    /// `stationaryGateDecides`: a measurement the stationary model gates out is an outlier
+    /// for both models (neither is corrected; both get the outlier density, so the mode
+    /// probabilities do not move). For objects expected to keep still: a burst of
+    /// non-line-of-sight ranges, all too long by 0.5–2 m with no change of direction, is
+    /// otherwise indistinguishable from the object walking away, and the wider moving model
+    /// would follow it out along the line of sight.
+    public mutating func update<M: ScalarMeasurementModel>(model: M, measured z: Double,
+                                                          outlierProbability eps: Double, outlierSpan: Double,
+                                                          stationaryGateDecides: Bool = false) -> Bool {
+        let logOutlier = log(eps / outlierSpan), logInlier = log(1 - eps)
+        if stationaryGateDecides,
+           model.normalizedInnovationSquared(z, at: stationary.positionInWorld, covariance: stationary.positionCovariance) > model.gate {
+            stationaryLogLikelihood += PositionMixture.logSumExp(-.infinity, logOutlier)
+            movingLogLikelihood += PositionMixture.logSumExp(-.infinity, logOutlier)
+            return false
+        }
+        let s = stationary.update(model: model, measured: z)
+        let m = moving.update(model: model, measured: z)
+        stationaryLogLikelihood += PositionMixture.logSumExp(logInlier + s.logLikelihood, logOutlier)
+        movingLogLikelihood += PositionMixture.logSumExp(logInlier + m.logLikelihood, logOutlier)
+        return s.accepted || m.accepted
+    }
+
+    /// The same for a direction (outlier density `ε/span²`).
+    public mutating func update<M: PlanarMeasurementModel>(model: M, measured z: Vector2,
+                                                          outlierProbability eps: Double, outlierSpan: Double) -> Bool {
+        let logOutlier = log(eps / (outlierSpan * outlierSpan)), logInlier = log(1 - eps)
+        let s = stationary.update(model: model, measured: z)
+        let m = moving.update(model: model, measured: z)
+        stationaryLogLikelihood += PositionMixture.logSumExp(logInlier + s.logLikelihood, logOutlier)
+        movingLogLikelihood += PositionMixture.logSumExp(logInlier + m.logLikelihood, logOutlier)
+        return s.accepted || m.accepted
+    }
+
+    // MARK: Steps 5–6
+
+    /// Step 5: `μⱼ ∝ Λⱼ c̄ⱼ`, after every measurement of the update. A pinned mode stays.
+    public mutating func updateModeProbabilities(hint: MotionActivityState) {
+        guard hint == .unknown else { return }
+        let muS = 1 - movingProbability, muM = movingProbability
+        let ls = log(max(muS, 1e-300)) + stationaryLogLikelihood
+        let lm = log(max(muM, 1e-300)) + movingLogLikelihood
+        let top = max(ls, lm)
+        guard top.isFinite else { return }
+        let ws = exp(ls - top), wm = exp(lm - top)
+        // Kept off exact 0 and 1 so that either model can always take over again.
+        movingProbability = min(max(wm / (ws + wm), 1e-6), 1 - 1e-6)
+        stationaryLogLikelihood = 0
+        movingLogLikelihood = 0
+    }
+
+    /// Step 6: the combined estimate.
+    public var combined: KinematicGaussian {
+        Self.mix(stationary, weight: 1 - movingProbability, moving, weight: movingProbability)
+    }
+}

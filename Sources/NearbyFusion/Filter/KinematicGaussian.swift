@@ -1,0 +1,161 @@
+/// A Gaussian over an object's world position and velocity, `x = (p, v)`, metres and m/s,
+/// world frame, with its 6×6 covariance held as three 3×3 blocks:
+///
+///     P = ⎡ P_pp   P_pv ⎤
+///         ⎣ P_pvᵀ  P_vv ⎦
+///
+/// Every measurement of this engine observes the position only (`H = [h  0]`), so the
+/// updates below work block by block in fixed-size 3×3 maths: no 6×6 product is formed and
+/// nothing is allocated.
+public struct KinematicGaussian: Sendable, Hashable {
+    /// `p`, metres, world frame.
+    public var positionInWorld: Vector3
+    /// `v`, m/s, world frame.
+    public var velocityInWorld: Vector3
+    /// `P_pp`, m².
+    public var positionCovariance: Matrix3
+    /// `P_pv`, m²/s.
+    public var crossCovariance: Matrix3
+    /// `P_vv`, m²/s².
+    public var velocityCovariance: Matrix3
+
+    public init(positionInWorld: Vector3, velocityInWorld: Vector3, positionCovariance: Matrix3,
+                crossCovariance: Matrix3 = .zero, velocityCovariance: Matrix3) {
+        self.positionInWorld = positionInWorld
+        self.velocityInWorld = velocityInWorld
+        self.positionCovariance = positionCovariance
+        self.crossCovariance = crossCovariance
+        self.velocityCovariance = velocityCovariance
+    }
+
+    public var isFinite: Bool {
+        positionInWorld.isFinite && velocityInWorld.isFinite && positionCovariance.isFinite
+            && crossCovariance.isFinite && velocityCovariance.isFinite
+    }
+
+    // MARK: Prediction
+
+    /// The stationary model: the object stays where it is, `p' = p`, and its velocity is
+    /// zero — held as `v = 0` with the *prior* covariance `σ_v² I` it would have if it
+    /// started to move, so that mixing into the moving model (``InteractingMultipleModel``)
+    /// hands it a realistic velocity uncertainty:
+    ///
+    ///     p' = p,   P_pp' = P_pp + q I,   v' = 0,   P_pv' = 0,   P_vv' = σ_v² I
+    ///
+    /// `q` (m²) is the random walk that absorbs slow VIO drift, already multiplied by Δt or
+    /// the distance travelled.
+    public mutating func predictStationary(addedPositionVariance q: Double, velocityPriorVariance: Double) {
+        if q > 0 { positionCovariance += Matrix3.scaledIdentity(q) }
+        velocityInWorld = .zero
+        crossCovariance = .zero
+        velocityCovariance = Matrix3.scaledIdentity(velocityPriorVariance)
+    }
+
+    /// The constant-velocity model driven by white acceleration noise of intensity
+    /// `Q_a = diag(q_x, q_y, q_z)` (m²/s³ per world axis), over `Δt` seconds, plus the
+    /// stationary random walk `q` (m²) on position:
+    ///
+    ///     p' = p + Δt v,   v' = v
+    ///     P_pp' = P_pp + Δt (P_pv + P_pvᵀ) + Δt² P_vv + Q_a Δt³/3 + q I
+    ///     P_pv' = P_pv + Δt P_vv + Q_a Δt²/2
+    ///     P_vv' = P_vv + Q_a Δt
+    ///
+    /// (`F = [I  Δt I; 0  I]`, `Q` the discretised continuous white-noise acceleration model.)
+    public mutating func predictConstantVelocity(seconds dt: Double, accelerationIntensity qa: Vector3,
+                                                 addedPositionVariance q: Double) {
+        guard dt > 0 else {
+            if q > 0 { positionCovariance += Matrix3.scaledIdentity(q) }
+            return
+        }
+        positionInWorld += dt * velocityInWorld
+        let cross = crossCovariance
+        positionCovariance = positionCovariance + dt * (cross + cross.transposed) + (dt * dt) * velocityCovariance
+            + Matrix3.diagonal((dt * dt * dt / 3) * qa) + Matrix3.scaledIdentity(max(q, 0))
+        crossCovariance = cross + dt * velocityCovariance + Matrix3.diagonal((dt * dt / 2) * qa)
+        velocityCovariance += Matrix3.diagonal(dt * qa)
+    }
+
+    // MARK: Correction
+
+    /// One scalar measurement of the position, `z = h(p) + w`, `w ~ N(0, σ²)`, through a
+    /// ``ScalarMeasurementModel`` (range, azimuth), in numbered steps:
+    ///
+    /// 1. `h = ∂h/∂p` at `p`; innovation `ν = z ⊖ (h(p) + m)` and `s = hᵀ P_pp h + r`, with
+    ///    the model's second-order mean shift `m` and `r = σ² + ` its second-order variance;
+    /// 2. Mahalanobis gate on `ν²/s`;
+    /// 3. gain `K = P Hᵀ / s` with `H = [hᵀ 0]`: `k_p = P_pp h / s`, `k_v = P_pvᵀ h / s`;
+    ///    state `p += k_p ν`, `v += k_v ν`;
+    /// 4. Joseph form `P ← (I − K H) P (I − K H)ᵀ + r K Kᵀ`, block by block
+    ///    (`a = P_pp h`, `b = P_pvᵀ h`, `A = I − k_p hᵀ`):
+    ///
+    ///        P_pp ← A P_pp Aᵀ + r k_p k_pᵀ
+    ///        P_pv ← A (P_pv − a k_vᵀ) + r k_p k_vᵀ
+    ///        P_vv ← P_vv − b k_vᵀ − k_v bᵀ + s k_v k_vᵀ
+    @inlinable
+    public mutating func update<M: ScalarMeasurementModel>(model: M, measured z: Double, gated: Bool = true) -> UpdateOutcome {
+        // (1)
+        let h = model.jacobian(positionInWorld)
+        let second = model.secondOrderTerms(positionInWorld, covariance: positionCovariance)
+        let nu = model.residual(z, model.predicted(positionInWorld) + second.meanShift)
+        let r = model.variance + second.variance
+        return correct(h: h, innovation: nu, noiseVariance: r, gate: gated ? model.gate : .infinity)
+    }
+
+    /// Steps 2–4 of ``update(model:measured:gated:)`` for a linearised scalar measurement.
+    @inlinable
+    mutating func correct(h: Vector3, innovation nu: Double, noiseVariance r: Double, gate: Double) -> UpdateOutcome {
+        let a = positionCovariance * h
+        let b = crossCovariance.transposed * h
+        let s = h.dot(a) + r
+        guard s > 0, s.isFinite, nu.isFinite else {
+            return UpdateOutcome(normalizedInnovationSquared: .infinity, normaliser: 0, accepted: false)
+        }
+        let d2 = nu * nu / s
+        let normaliser = 2 * .pi * s
+        // (2)
+        if d2 > gate { return UpdateOutcome(normalizedInnovationSquared: d2, normaliser: normaliser, accepted: false) }
+        // (3)
+        let kp = a / s, kv = b / s
+        positionInWorld += kp * nu
+        velocityInWorld += kv * nu
+        // (4)
+        let joseph = Matrix3.identity - Matrix3.outer(kp, h)
+        let cross = crossCovariance
+        positionCovariance = (joseph * positionCovariance * joseph.transposed + r * Matrix3.outer(kp, kp)).symmetrized
+        crossCovariance = joseph * (cross - Matrix3.outer(a, kv)) + r * Matrix3.outer(kp, kv)
+        velocityCovariance = (velocityCovariance - Matrix3.outer(b, kv) - Matrix3.outer(kv, b) + s * Matrix3.outer(kv, kv)).symmetrized
+        return UpdateOutcome(normalizedInnovationSquared: d2, normaliser: normaliser, accepted: true)
+    }
+
+    /// A direction (azimuth and elevation) through a ``PlanarMeasurementModel`` with a
+    /// diagonal noise covariance `R = diag(σ_α², σ_ε²)`:
+    ///
+    /// 1. both rows `h_α, h_ε` and the innovation `ν` at the prior `p`; the joint
+    ///    `S = H P_pp Hᵀ + R` (2×2) and its gate on `νᵀ S⁻¹ ν` (2 degrees of freedom);
+    /// 2. if accepted, two scalar corrections in sequence at that same linearisation, the
+    ///    second with its innovation moved by what the first did, `ν_ε − h_ε·Δp`. With a
+    ///    diagonal `R` this equals the joint 2-D update exactly, and the product of the two
+    ///    scalar likelihoods equals the joint one.
+    @inlinable
+    public mutating func update<M: PlanarMeasurementModel>(model: M, measured z: Vector2, gated: Bool = true) -> UpdateOutcome {
+        let jacobian = model.jacobian(positionInWorld)
+        let nu = model.residual(z, model.predicted(positionInWorld))
+        let r = model.covariance
+        let ph0 = positionCovariance * jacobian.row0, ph1 = positionCovariance * jacobian.row1
+        let s = SymmetricMatrix2(a: jacobian.row0.dot(ph0) + r.a, b: jacobian.row0.dot(ph1) + r.b,
+                                 c: jacobian.row1.dot(ph1) + r.c)
+        guard let sInverse = s.inverse, nu.x.isFinite, nu.y.isFinite else {
+            return UpdateOutcome(normalizedInnovationSquared: .infinity, normaliser: 0, accepted: false)
+        }
+        let d2 = sInverse.quadraticForm(nu)
+        let normaliser = 4 * .pi * .pi * s.determinant
+        if gated && d2 > model.gate {
+            return UpdateOutcome(normalizedInnovationSquared: d2, normaliser: normaliser, accepted: false)
+        }
+        let before = positionInWorld
+        _ = correct(h: jacobian.row0, innovation: nu.x, noiseVariance: r.a, gate: .infinity)
+        _ = correct(h: jacobian.row1, innovation: nu.y - jacobian.row1.dot(positionInWorld - before),
+                    noiseVariance: r.c, gate: .infinity)
+        return UpdateOutcome(normalizedInnovationSquared: d2, normaliser: normaliser, accepted: true)
+    }
+}
