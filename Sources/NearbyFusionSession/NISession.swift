@@ -18,6 +18,12 @@ public struct NINearbyObject: Sendable, Hashable {
     public var horizontalAngle: Float?
     /// `.unknown` when not published.
     public var verticalDirectionEstimate: VerticalDirectionEstimate
+    /// The object's velocity, m/s, world frame, when the engine publishes it (beyond Nearby
+    /// Interaction, see ``NearbyObjectEstimate/velocity``).
+    public var velocity: Vector3? { estimate.velocity }
+    /// What the engine knows of the object's motion (beyond Nearby Interaction; the app's
+    /// own hint when it gave one through ``NISession/updateMotionState(_:forObjectWithToken:)``).
+    public var motion: NIMotionActivityState? { estimate.motion }
     /// The full estimate behind this object (for ``NISession/worldTransform(for:)``).
     var estimate: NearbyObjectEstimate
 
@@ -106,6 +112,8 @@ public final class NISession: @unchecked Sendable {
     private var handle: ObjectHandle?
     private var objectID: String?
     private var lastObjectStatus: ConvergenceStatus?
+    /// What the app last said about the object's motion (kept across a new configuration).
+    private var motionState = MotionActivityState.unknown
     private var sourceStarted = false
     private var sourceSuspended = false
 
@@ -139,6 +147,21 @@ public final class NISession: @unchecked Sendable {
 
     /// The object's pose in the world (camera assistance, once converged); `nil` otherwise.
     public func worldTransform(for object: NINearbyObject) -> WorldTransform? { object.estimate.worldTransform }
+
+    /// What the app knows about the object's motion (iOS 27), for example from the
+    /// accessory's own accelerometer: `stationary` or `moving` pins the engine's motion model
+    /// until `unknown` (see ``FusionEngine/updateMotionState(_:for:)``). The token is the
+    /// peer's for a peer session and `nil` (or the accessory object's) for an accessory; a
+    /// token of another peer is ignored, as the session has no such object.
+    public func updateMotionState(_ state: NIMotionActivityState, forObjectWithToken objectToken: DiscoveryToken?) {
+        queue.sync {
+            if let objectToken, let peer = configuration as? NINearbyPeerConfiguration, peer.peerDiscoveryToken != objectToken { return }
+            motionState = state
+            guard var engine, let handle else { return }
+            engine.updateMotionState(state, for: handle)
+            self.engine = engine
+        }
+    }
 
     /// Waits until every event so far has been processed and delivered (for tests and
     /// command-line tools).
@@ -206,6 +229,7 @@ public final class NISession: @unchecked Sendable {
         if !same || engine == nil {
             var e = FusionEngine(capabilities: capabilities, cameraAssistanceEnabled: new.isCameraAssistanceEnabled)
             handle = e.register(objectID: id, kind: new is NINearbyPeerConfiguration ? .peer : .accessory)
+            if let handle { e.updateMotionState(motionState, for: handle) }
             engine = e
             objectID = id
             lastObjectStatus = nil
@@ -316,3 +340,6 @@ public final class NISession: @unchecked Sendable {
         }
     }
 }
+
+/// Nearby Interaction's name for what the app knows of an object's motion (iOS 27).
+public typealias NIMotionActivityState = MotionActivityState

@@ -92,6 +92,26 @@ struct SessionTests {
         #expect(streamed.contains(.wasSuspended) && streamed.contains(.suspensionEnded))
     }
 
+    @Test func updateMotionStateReachesTheEstimate() throws {
+        let source = ManualSource()
+        let session = NISession(source: source)
+        let delegate = RecordingDelegate()
+        session.delegate = delegate
+        session.run(try Self.accessory())
+        for k in 0..<5 { source.send(Self.pose(Double(k) * 0.1)); source.send(Self.uwb(Double(k) * 0.1 + 0.01)) }
+        session.waitUntilIdle()
+        session.updateMotionState(.moving, forObjectWithToken: nil)
+        for k in 5..<8 { source.send(Self.pose(Double(k) * 0.1)); source.send(Self.uwb(Double(k) * 0.1 + 0.01)) }
+        session.waitUntilIdle()
+        let motions = delegate.events.compactMap { e -> MotionActivityState? in
+            if case .didUpdate(let objects) = e { return objects.first?.motion } else { return nil }
+        }
+        #expect(motions.count == 8)
+        #expect(motions.prefix(5).allSatisfy { $0 != .moving })
+        #expect(motions.suffix(3).allSatisfy { $0 == .moving })
+        session.invalidate()
+    }
+
     @Test func pausedSessionResumesWithTheSameTokenAndEstimate() throws {
         let source = ManualSource()
         let session = NISession(source: source)
