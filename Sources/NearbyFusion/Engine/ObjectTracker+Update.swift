@@ -101,7 +101,7 @@ extension ObjectTracker {
             }
         }
         if phase == .tracking, horizontalAvailable, let motion {
-            estimate.velocity = motion.combined.velocityInWorld
+            estimate.velocity = motion.published(certainty: options.modeCertainty).velocityInWorld
         }
         if status.isConverged {
             hasConverged = true
@@ -225,7 +225,8 @@ extension ObjectTracker {
 
     /// The tracking step: the IMM's mixing and prediction (the shared random walk
     /// `q Δt + k_d Δs` for VIO drift), then range and direction corrections of both models,
-    /// then the mode probabilities. The mixture mirrors the combined position.
+    /// then the mode probabilities. The mixture mirrors the published position
+    /// (``InteractingMultipleModel/published(certainty:)``).
     private mutating func track(_ entry: WindowEntry, dt: Double, ds: Double, options o: FusionOptions) -> Bool {
         guard var imm = motion else { return false }
         let q = o.accessoryRandomWalk * dt + o.driftVariancePerMetre * ds
@@ -256,9 +257,9 @@ extension ObjectTracker {
                            measured: entry.angles, outlierProbability: o.outlierProbability, outlierSpan: o.angleOutlierSpan)
         }
         imm.updateModeProbabilities(hint: motionHint)
-        let combined = imm.combined
+        let published = imm.published(certainty: o.modeCertainty)
         motion = imm
-        mixture.reset(meanInWorld: combined.positionInWorld, covariance: combined.positionCovariance)
+        mixture.reset(meanInWorld: published.positionInWorld, covariance: published.positionCovariance)
         return rangeAccepted
     }
 

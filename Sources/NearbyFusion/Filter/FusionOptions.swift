@@ -73,6 +73,9 @@ public struct FusionOptions: Sendable, Hashable {
     public var peerMotionPrior = MotionPrior(startRate: 0.1, stopRate: 0.1, initialMovingProbability: 0.5)
     /// Mode probability at which the estimate reports `moving` or `stationary` (else `unknown`).
     public var motionDecisionProbability: Double = 0.8
+    /// Mode probability above which that mode's own estimate is published instead of the
+    /// IMM's combination (the other mode's share is then below 1 %).
+    public var modeCertainty: Double = 0.99
 
     /// Systematic VIO drift as a fraction of the distance travelled (ARKit drifts by a
     /// fraction of a percent of the path). Over an acquisition window of path length `L`

@@ -185,4 +185,14 @@ public struct InteractingMultipleModel: Sendable, Hashable {
     public var combined: KinematicGaussian {
         Self.mix(stationary, weight: 1 - movingProbability, moving, weight: movingProbability)
     }
+
+    /// What is published: the estimate of a mode whose probability is at least `certainty`
+    /// (a tag lying still: its stationary model alone, as a static filter would give),
+    /// otherwise the combined estimate (step 6), whose covariance carries the spread
+    /// between the modes.
+    public func published(certainty: Double) -> KinematicGaussian {
+        if movingProbability >= certainty { return moving }
+        if 1 - movingProbability >= certainty { return stationary }
+        return combined
+    }
 }

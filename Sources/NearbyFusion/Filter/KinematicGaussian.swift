@@ -85,12 +85,14 @@ public struct KinematicGaussian: Sendable, Hashable {
     /// 2. Mahalanobis gate on `ν²/s`;
     /// 3. gain `K = P Hᵀ / s` with `H = [hᵀ 0]`: `k_p = P_pp h / s`, `k_v = P_pvᵀ h / s`;
     ///    state `p += k_p ν`, `v += k_v ν`;
-    /// 4. Joseph form `P ← (I − K H) P (I − K H)ᵀ + r K Kᵀ`, block by block
-    ///    (`a = P_pp h`, `b = P_pvᵀ h`, `A = I − k_p hᵀ`):
+    /// 4. Joseph form `P ← (I − K H) P (I − K H)ᵀ + r K Kᵀ`, expanded: with
+    ///    `ã = P Hᵀ = (a, b)`, `a = P_pp h`, `b = P_pvᵀ h`, and `hᵀ P h + r = s` it is exactly
+    ///    `P − K ãᵀ − ã Kᵀ + s K Kᵀ` for any gain `K` — symmetric by construction, three
+    ///    outer products per block instead of two 3×3 products:
     ///
-    ///        P_pp ← A P_pp Aᵀ + r k_p k_pᵀ
-    ///        P_pv ← A (P_pv − a k_vᵀ) + r k_p k_vᵀ
-    ///        P_vv ← P_vv − b k_vᵀ − k_v bᵀ + s k_v k_vᵀ
+    ///        P_pp ← P_pp − k_p aᵀ − a k_pᵀ + s k_p k_pᵀ
+    ///        P_pv ← P_pv − k_p bᵀ − a k_vᵀ + s k_p k_vᵀ
+    ///        P_vv ← P_vv − k_v bᵀ − b k_vᵀ + s k_v k_vᵀ
     @inlinable
     public mutating func update<M: ScalarMeasurementModel>(model: M, measured z: Double, gated: Bool = true) -> UpdateOutcome {
         // (1)
@@ -119,11 +121,9 @@ public struct KinematicGaussian: Sendable, Hashable {
         positionInWorld += kp * nu
         velocityInWorld += kv * nu
         // (4)
-        let joseph = Matrix3.identity - Matrix3.outer(kp, h)
-        let cross = crossCovariance
-        positionCovariance = (joseph * positionCovariance * joseph.transposed + r * Matrix3.outer(kp, kp)).symmetrized
-        crossCovariance = joseph * (cross - Matrix3.outer(a, kv)) + r * Matrix3.outer(kp, kv)
-        velocityCovariance = (velocityCovariance - Matrix3.outer(b, kv) - Matrix3.outer(kv, b) + s * Matrix3.outer(kv, kv)).symmetrized
+        positionCovariance = positionCovariance - Matrix3.outer(kp, a) - Matrix3.outer(a, kp) + s * Matrix3.outer(kp, kp)
+        crossCovariance = crossCovariance - Matrix3.outer(kp, b) - Matrix3.outer(a, kv) + s * Matrix3.outer(kp, kv)
+        velocityCovariance = velocityCovariance - Matrix3.outer(kv, b) - Matrix3.outer(b, kv) + s * Matrix3.outer(kv, kv)
         return UpdateOutcome(normalizedInnovationSquared: d2, normaliser: normaliser, accepted: true)
     }
 
