@@ -207,3 +207,22 @@ struct KinematicGaussianTests {
         #expect(abs(imm.stationary.positionInWorld.x - 1.8) < 1e-9)
     }
 }
+
+/// The real distance-only drone sessions of `../shared/datasets/ntu-viral/`, when present
+/// (they are development data, not shipped): a moving platform ranging to fixed anchors.
+@Suite("real distance-only sessions")
+struct RealSessionTests {
+    static let folder = CommandLineTests.packageRoot.deletingLastPathComponent().appendingPathComponent("shared/datasets/ntu-viral")
+
+    @Test(arguments: ["eee_01", "sbs_01"])
+    func fixedAnchorsAreNeverConvergedWrongAndAnglesStayAccurate(session: String) throws {
+        let path = Self.folder.appendingPathComponent("\(session).jsonl").path
+        guard FileManager.default.fileExists(atPath: path) else { return }
+        let report = try RecordingEvaluation.evaluate(path: path)
+        let pooled = RecordingEvaluation.pooled(report.objects, name: session)
+        // The bounds: no false convergence, angle median ≤ 2°, p95 ≤ 6°.
+        #expect(pooled.falseConvergedRate == 0)
+        let angles = try #require(pooled.horizontalAngleErrorDegrees)
+        #expect(angles.median <= 2 && angles.p95 <= 6, "median \(angles.median)°, p95 \(angles.p95)°")
+    }
+}

@@ -76,6 +76,39 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // MARK: One tracking step of the motion model: IMM mixing and prediction, range and
+    // direction on both models, mode probabilities (what the engine runs per update now).
+    do {
+        let fixture = TrackingFixture()
+        let options = FusionOptions()
+        let state = Box((imm: InteractingMultipleModel(positionInWorld: Vector3(-1.5, 1.0, -4.8),
+                                                       positionCovariance: .scaledIdentity(0.03 * 0.03),
+                                                       velocityPriorVariance: 1, movingProbability: 0.005), k: 0))
+        perUpdate("IMM update: range + direction") { benchmark in
+            var (imm, k) = state.value
+            for _ in benchmark.scaledIterations {
+                let index = k % fixture.updates.count
+                let pose = fixture.poses[index], m = fixture.updates[index]
+                imm.predict(seconds: 0.1, prior: options.accessoryMotionPrior, hint: .unknown,
+                            accelerationIntensity: options.accelerationIntensities, velocityPriorVariance: 1,
+                            addedPositionVariance: 1e-7)
+                if let r = m.distance {
+                    _ = imm.update(model: RangeModel(antennaInWorld: pose.positionInWorld, standardDeviation: 0.06, gate: 6.63),
+                                   measured: r, outlierProbability: 0.2, outlierSpan: 10, stationaryGateDecides: true)
+                }
+                if let d = m.directionInDevice {
+                    _ = imm.update(model: DirectionModel(antennaInWorld: pose.positionInWorld, worldFromDevice: pose.worldFromDevice,
+                                                         azimuthStandardDeviation: 0.052, elevationStandardDeviation: 0.087, gate: 9.21),
+                                   measured: DeviceAngles.azimuthElevation(d), outlierProbability: 0.2, outlierSpan: .pi)
+                }
+                imm.updateModeProbabilities(hint: .unknown)
+                blackHole(imm.published(certainty: 0.99))
+                k += 1
+            }
+            state.value = (imm, k)
+        }
+    }
+
     // MARK: The same through the engine: outputs (horizontalAngle, vertical estimate,
     // worldTransform) and convergence bookkeeping included.
     for (label, keepRange, keepDirection) in [("range + direction", true, true), ("range only", true, false), ("direction only", false, true)] {

@@ -92,8 +92,8 @@ public struct FusionEngine: Sendable {
         let o = objects[handle.index]
         return ObjectStateSnapshot(objectID: o.objectID, moments: o.mixture.isEmpty ? nil : o.mixture.moments,
                                    hypothesisCount: o.mixture.count, hypotheses: Array(o.mixture.hypotheses),
-                                   assessment: o.coaching.lastAssessment, kinematics: o.motion?.combined,
-                                   movingProbability: o.motion?.movingProbability)
+                                   assessment: o.coaching.lastAssessment, kinematics: o.phase == .tracking ? o.motion.combined : nil,
+                                   movingProbability: o.phase == .tracking ? o.motion.movingProbability : nil)
     }
 
     // MARK: Poses

@@ -100,9 +100,7 @@ extension ObjectTracker {
                 estimate.verticalDirectionEstimate = assessment.verticalCategory
             }
         }
-        if phase == .tracking, horizontalAvailable, let motion {
-            estimate.velocity = motion.published(certainty: options.modeCertainty).velocityInWorld
-        }
+        if phase == .tracking, horizontalAvailable { estimate.velocity = publishedVelocity }
         if status.isConverged {
             hasConverged = true
             let toObject = mean - antennaInWorld
@@ -149,7 +147,7 @@ extension ObjectTracker {
         if phase == .acquiring {
             rangeAccepted = acquire(entry, dt: dt, ds: ds, pathLength: context.pathLength, options: o)
         } else {
-            rangeAccepted = track(entry, dt: dt, ds: ds, options: o)
+            rangeAccepted = track(entry, dt: dt, ds: ds, directionCapable: context.capabilities.supportsDirectionMeasurement, options: o)
         }
         if entry.hasRange {
             if rangeAccepted {
@@ -174,7 +172,7 @@ extension ObjectTracker {
             mixture.pruneAndMerge(minimumWeight: o.pruneWeight, mergeDistanceSquared: o.mergeDistanceSquared)
         }
         let m = mixture.moments
-        if !m.meanInWorld.isFinite || !m.covariance.isFinite || motion.map({ !$0.combined.isFinite }) == true {
+        if !m.meanInWorld.isFinite || !m.covariance.isFinite || (phase == .tracking && !motion.isFinite) {
             // Never publish NaN: drop the estimate and start again from the next range.
             resetEstimate()
         }
@@ -227,10 +225,18 @@ extension ObjectTracker {
     /// `q Δt + k_d Δs` for VIO drift), then range and direction corrections of both models,
     /// then the mode probabilities. The mixture mirrors the published position
     /// (``InteractingMultipleModel/published(certainty:)``).
-    private mutating func track(_ entry: WindowEntry, dt: Double, ds: Double, options o: FusionOptions) -> Bool {
-        guard var imm = motion else { return false }
+    ///
+    /// An object expected to keep still, ranged by a device that measures no direction, is
+    /// held stationary unless the app says otherwise: ranges alone cannot tell its motion from
+    /// a range bias or the odometry's drift (measured on the real distance-only drone sessions:
+    /// letting them decide handed the mode to the moving model, which then converged metres
+    /// off). A moved tag is then recovered, as before the motion model, by the rejected-range
+    /// reset.
+    private mutating func track(_ entry: WindowEntry, dt: Double, ds: Double, directionCapable: Bool,
+                                options o: FusionOptions) -> Bool {
+        let hint = motionHint == .unknown && !mayMove && !directionCapable ? .stationary : motionHint
         let q = o.accessoryRandomWalk * dt + o.driftVariancePerMetre * ds
-        imm.predict(seconds: dt, prior: motionPrior(o), hint: motionHint, accelerationIntensity: o.accelerationIntensities,
+        motion.predict(seconds: dt, prior: motionPrior(o), hint: hint, accelerationIntensity: o.accelerationIntensities,
                     velocityPriorVariance: o.velocityPriorStandardDeviation * o.velocityPriorStandardDeviation,
                     addedPositionVariance: q)
         var rangeAccepted = false
@@ -238,27 +244,27 @@ extension ObjectTracker {
         // An object expected to keep still: while it is most probably still, its stationary
         // model's range gate decides (NLOS bursts are not motion); once the directions have
         // made motion the likelier mode, each model gates ranges for itself.
-        let stationaryGateDecides = !mayMove && imm.movingProbability < 0.5
+        let stationaryGateDecides = !mayMove && motion.movingProbability < 0.5
         if entry.hasRange {
-            rangeAccepted = imm.update(model: RangeModel(antennaInWorld: a, standardDeviation: o.rangeStandardDeviation, gate: o.rangeGate),
+            rangeAccepted = motion.update(model: RangeModel(antennaInWorld: a, standardDeviation: o.rangeStandardDeviation, gate: o.rangeGate),
                                        measured: entry.rangeMetres, outlierProbability: o.outlierProbability,
                                        outlierSpan: o.rangeOutlierSpan, stationaryGateDecides: stationaryGateDecides)
         }
         switch entry.direction {
         case .none: break
         case .azimuth:
-            _ = imm.update(model: AzimuthModel(antennaInWorld: a, worldFromDevice: rotation,
+            _ = motion.update(model: AzimuthModel(antennaInWorld: a, worldFromDevice: rotation,
                                                standardDeviation: o.azimuthStandardDeviation, gate: o.rangeGate),
                            measured: entry.angles.x, outlierProbability: o.outlierProbability, outlierSpan: o.angleOutlierSpan)
         case .azimuthElevation:
-            _ = imm.update(model: DirectionModel(antennaInWorld: a, worldFromDevice: rotation,
+            _ = motion.update(model: DirectionModel(antennaInWorld: a, worldFromDevice: rotation,
                                                  azimuthStandardDeviation: o.azimuthStandardDeviation,
                                                  elevationStandardDeviation: o.elevationStandardDeviation, gate: o.directionGate),
                            measured: entry.angles, outlierProbability: o.outlierProbability, outlierSpan: o.angleOutlierSpan)
         }
-        imm.updateModeProbabilities(hint: motionHint)
-        let published = imm.published(certainty: o.modeCertainty)
-        motion = imm
+        motion.updateModeProbabilities(hint: hint)
+        let published = motion.published(certainty: o.modeCertainty)
+        publishedVelocity = published.velocityInWorld
         mixture.reset(meanInWorld: published.positionInWorld, covariance: published.positionCovariance)
         return rangeAccepted
     }
@@ -269,7 +275,6 @@ extension ObjectTracker {
         let options = context.options, pathLength = context.pathLength
         mixture.initialize(rangeMetres: r, antennaInWorld: a, forwardInWorld: pose.forwardInWorld, options: options)
         phase = .acquiring
-        motion = nil
         window.removeAll()   // the first range is in the tiles' priors
         processVarianceSinceInitialisation = 0
         pathLengthAtInitialisation = pathLength

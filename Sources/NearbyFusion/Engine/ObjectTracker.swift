@@ -24,8 +24,12 @@ struct ObjectTracker: Sendable {
     /// sum while acquiring, the IMM's combined position (one hypothesis) while tracking.
     var mixture: PositionMixture
     var window: MeasurementWindow
-    /// The motion model while tracking.
-    var motion: InteractingMultipleModel?
+    /// The motion model; meaningful only while ``phase`` is `tracking`. Stored, not
+    /// optional, so that each update works on it in place (no copy of its ~500 bytes in and
+    /// out of an optional).
+    var motion = InteractingMultipleModel.idle
+    /// The velocity published after the last tracking step, m/s, world frame.
+    var publishedVelocity = Vector3.zero
     /// What the app says about the object's motion (`updateMotionState`).
     var motionHint = MotionActivityState.unknown
     /// The motion last decided from the IMM (see ``decideMotion(_:)``).
@@ -74,7 +78,6 @@ struct ObjectTracker: Sendable {
         phase = .idle
         mixture = PositionMixture(capacity: mixture.capacity)
         window.removeAll()
-        motion = nil
         reportedMotion = .unknown
         updatesSinceRefinement = 0
         movement = MovementAccumulator()
@@ -100,6 +103,7 @@ struct ObjectTracker: Sendable {
             velocityPriorVariance: options.velocityPriorStandardDeviation * options.velocityPriorStandardDeviation,
             movingProbability: motionHint == .moving ? 1 : (motionHint == .stationary ? 0 : prior.initialMovingProbability))
         mixture.reset(meanInWorld: meanInWorld, covariance: covariance)
+        publishedVelocity = .zero
         phase = .tracking
     }
 
@@ -119,7 +123,7 @@ struct ObjectTracker: Sendable {
     /// the report and the coaching with it.
     mutating func decideMotion(_ options: FusionOptions) -> MotionActivityState {
         if motionHint != .unknown { return motionHint }
-        guard phase == .tracking, let motion else {
+        guard phase == .tracking else {
             reportedMotion = .unknown
             return .unknown
         }

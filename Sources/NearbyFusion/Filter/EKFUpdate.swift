@@ -16,6 +16,11 @@ public struct UpdateOutcome: Sendable, Equatable {
         self.accepted = accepted
     }
 
+    /// `N(ν; 0, S) = e^{−d²/2} / √det(2π S)` (0 when `S` is not positive).
+    @inlinable public var likelihood: Double {
+        normaliser > 0 && normaliser.isFinite ? exp(-0.5 * normalizedInnovationSquared) / normaliser.squareRoot() : 0
+    }
+
     /// `log N(ν; 0, S) = −½ (d² + log det(2π S))`.
     @inlinable public var logLikelihood: Double {
         normaliser > 0 && normaliser.isFinite ? -0.5 * (normalizedInnovationSquared + log(normaliser)) : -.infinity

@@ -52,9 +52,12 @@ public struct InteractingMultipleModel: Sendable, Hashable {
     public var moving: KinematicGaussian
     /// `μ_m`, the probability that the object is moving.
     public var movingProbability: Double
-    /// The last log-likelihood of each model's correction (for the mode probabilities).
-    var stationaryLogLikelihood = 0.0
-    var movingLogLikelihood = 0.0
+    /// The likelihood of each model's corrections in this update, `Λⱼ` (for the mode
+    /// probabilities). A product of at most three robust factors, each at least the outlier
+    /// density (≥ 0.002 with the default spans), so it is kept in the linear domain: no
+    /// logarithm per measurement, and no underflow.
+    var stationaryLikelihood = 1.0
+    var movingLikelihood = 1.0
 
     /// Starts both models at the same position with zero velocity: `N(p, P_pp)` and
     /// `v ~ N(0, σ_v² I)`.
@@ -67,6 +70,13 @@ public struct InteractingMultipleModel: Sendable, Hashable {
         moving = start
         self.movingProbability = min(max(movingProbability, 0), 1)
     }
+
+    /// A placeholder for an object that is not tracked.
+    public static let idle = InteractingMultipleModel(positionInWorld: .zero, positionCovariance: .identity,
+                                                      velocityPriorVariance: 1, movingProbability: 0)
+
+    /// Both models are finite.
+    public var isFinite: Bool { stationary.isFinite && moving.isFinite && movingProbability.isFinite }
 
     // MARK: Steps 1–3
 
@@ -102,8 +112,8 @@ public struct InteractingMultipleModel: Sendable, Hashable {
         // (3) Prediction.
         stationary.predictStationary(addedPositionVariance: q, velocityPriorVariance: velocityPriorVariance)
         moving.predictConstantVelocity(seconds: dt, accelerationIntensity: qa, addedPositionVariance: q)
-        stationaryLogLikelihood = 0
-        movingLogLikelihood = 0
+        stationaryLikelihood = 1
+        movingLikelihood = 1
     }
 
     /// The moment-matched mixture of two kinematic Gaussians with weights summing to one
@@ -126,8 +136,8 @@ public struct InteractingMultipleModel: Sendable, Hashable {
 
     // MARK: Step 4
 
-    /// Corrects both models with one scalar measurement (step 4) and accumulates each
-    /// model's robust log-likelihood `log((1 − ε) N(ν; 0, s) + ε/span)`. Returns whether
+    /// Corrects both models with one scalar measurement (step 4) and multiplies each model's
+    /// likelihood by its robust factor `(1 − ε) N(ν; 0, s) + ε/span`. Returns whether
     /// either model accepted it.
     ///
     /// `stationaryGateDecides`: a measurement the stationary model gates out is an outlier
@@ -139,28 +149,27 @@ public struct InteractingMultipleModel: Sendable, Hashable {
     public mutating func update<M: ScalarMeasurementModel>(model: M, measured z: Double,
                                                           outlierProbability eps: Double, outlierSpan: Double,
                                                           stationaryGateDecides: Bool = false) -> Bool {
-        let logOutlier = log(eps / outlierSpan), logInlier = log(1 - eps)
+        let outlier = eps / outlierSpan, inlier = 1 - eps
         if stationaryGateDecides,
            model.normalizedInnovationSquared(z, at: stationary.positionInWorld, covariance: stationary.positionCovariance) > model.gate {
-            stationaryLogLikelihood += PositionMixture.logSumExp(-.infinity, logOutlier)
-            movingLogLikelihood += PositionMixture.logSumExp(-.infinity, logOutlier)
+            // Both models get the same factor: the mode probabilities do not move.
             return false
         }
         let s = stationary.update(model: model, measured: z)
         let m = moving.update(model: model, measured: z)
-        stationaryLogLikelihood += PositionMixture.logSumExp(logInlier + s.logLikelihood, logOutlier)
-        movingLogLikelihood += PositionMixture.logSumExp(logInlier + m.logLikelihood, logOutlier)
+        stationaryLikelihood *= inlier * s.likelihood + outlier
+        movingLikelihood *= inlier * m.likelihood + outlier
         return s.accepted || m.accepted
     }
 
     /// The same for a direction (outlier density `ε/span²`).
     public mutating func update<M: PlanarMeasurementModel>(model: M, measured z: Vector2,
                                                           outlierProbability eps: Double, outlierSpan: Double) -> Bool {
-        let logOutlier = log(eps / (outlierSpan * outlierSpan)), logInlier = log(1 - eps)
+        let outlier = eps / (outlierSpan * outlierSpan), inlier = 1 - eps
         let s = stationary.update(model: model, measured: z)
         let m = moving.update(model: model, measured: z)
-        stationaryLogLikelihood += PositionMixture.logSumExp(logInlier + s.logLikelihood, logOutlier)
-        movingLogLikelihood += PositionMixture.logSumExp(logInlier + m.logLikelihood, logOutlier)
+        stationaryLikelihood *= inlier * s.likelihood + outlier
+        movingLikelihood *= inlier * m.likelihood + outlier
         return s.accepted || m.accepted
     }
 
@@ -168,17 +177,12 @@ public struct InteractingMultipleModel: Sendable, Hashable {
 
     /// Step 5: `μⱼ ∝ Λⱼ c̄ⱼ`, after every measurement of the update. A pinned mode stays.
     public mutating func updateModeProbabilities(hint: MotionActivityState) {
+        defer { stationaryLikelihood = 1; movingLikelihood = 1 }
         guard hint == .unknown else { return }
-        let muS = 1 - movingProbability, muM = movingProbability
-        let ls = log(max(muS, 1e-300)) + stationaryLogLikelihood
-        let lm = log(max(muM, 1e-300)) + movingLogLikelihood
-        let top = max(ls, lm)
-        guard top.isFinite else { return }
-        let ws = exp(ls - top), wm = exp(lm - top)
+        let ws = (1 - movingProbability) * stationaryLikelihood, wm = movingProbability * movingLikelihood
+        guard ws + wm > 0, (ws + wm).isFinite else { return }
         // Kept off exact 0 and 1 so that either model can always take over again.
         movingProbability = min(max(wm / (ws + wm), 1e-6), 1 - 1e-6)
-        stationaryLogLikelihood = 0
-        movingLogLikelihood = 0
     }
 
     /// Step 6: the combined estimate.
