@@ -72,21 +72,12 @@ public enum EKFUpdate {
     public static func update<M: PlanarMeasurementModel>(
         mean: inout Vector3, covariance: inout Matrix3, model: M, measured z: Vector2, gated: Bool = true
     ) -> UpdateOutcome {
-        // (1) innovation ν and S = H P Hᵀ + R.
-        let h = model.jacobian(mean)
-        let nu = model.residual(z, model.predicted(mean))
-        let ph0 = covariance * h.row0, ph1 = covariance * h.row1       // columns of P Hᵀ
-        let r = model.covariance
-        let s = SymmetricMatrix2(a: h.row0.dot(ph0) + r.a, b: h.row0.dot(ph1) + r.b, c: h.row1.dot(ph1) + r.c)
-        guard let sInverse = s.inverse, nu.x.isFinite, nu.y.isFinite else {
-            return UpdateOutcome(normalizedInnovationSquared: .infinity, normaliser: 0, accepted: false)
-        }
-        let d2 = sInverse.quadraticForm(nu)
-        let normaliser = 4 * .pi * .pi * s.determinant
-        // (2) gate.
-        if gated && d2 > model.gate {
-            return UpdateOutcome(normalizedInnovationSquared: d2, normaliser: normaliser, accepted: false)
-        }
+        // (1) innovation ν and S = H P Hᵀ + R; (2) gate.
+        let i = PlanarInnovation(model: model, measured: z, mean: mean, covariance: covariance)
+        guard let sInverse = i.sInverse else { return i.outcome(accepted: false) }
+        if gated && i.normalizedInnovationSquared > model.gate { return i.outcome(accepted: false) }
+        let h = i.jacobian, nu = i.innovation, r = model.covariance
+        let ph0 = i.ph0, ph1 = i.ph1
         // (3) K = P Hᵀ S⁻¹, with columns k0, k1; x ← x + K ν.
         let k0 = sInverse.a * ph0 + sInverse.b * ph1
         let k1 = sInverse.b * ph0 + sInverse.c * ph1
@@ -96,6 +87,43 @@ public enum EKFUpdate {
         let krk = r.a * Matrix3.outer(k0, k0) + r.b * (Matrix3.outer(k0, k1) + Matrix3.outer(k1, k0))
             + r.c * Matrix3.outer(k1, k1)
         covariance = (a * covariance * a.transposed + krk).symmetrized
-        return UpdateOutcome(normalizedInnovationSquared: d2, normaliser: normaliser, accepted: true)
+        return i.outcome(accepted: true)
+    }
+}
+
+/// Step 1 of a 2-dimensional update, shared by every filter that takes a direction: at the
+/// position `x` with covariance `P`, the Jacobian `H` (rows `h₀`, `h₁`), the innovation
+/// `ν = z ⊖ h(x)`, the columns `P h₀`, `P h₁` of `P Hᵀ`, `S = H P Hᵀ + R`, `S⁻¹` (`nil` when
+/// `S` is singular or `ν` not finite), `d² = νᵀ S⁻¹ ν` and `det(2π S)`.
+public struct PlanarInnovation: Sendable {
+    public let jacobian: Jacobian2x3
+    public let innovation: Vector2
+    public let ph0: Vector3, ph1: Vector3
+    public let sInverse: SymmetricMatrix2?
+    public let normalizedInnovationSquared: Double
+    public let normaliser: Double
+
+    @inlinable
+    public init<M: PlanarMeasurementModel>(model: M, measured z: Vector2, mean: Vector3, covariance: Matrix3) {
+        jacobian = model.jacobian(mean)
+        innovation = model.residual(z, model.predicted(mean))
+        ph0 = covariance * jacobian.row0
+        ph1 = covariance * jacobian.row1
+        let r = model.covariance
+        let s = SymmetricMatrix2(a: jacobian.row0.dot(ph0) + r.a, b: jacobian.row0.dot(ph1) + r.b, c: jacobian.row1.dot(ph1) + r.c)
+        if let inverse = s.inverse, innovation.x.isFinite, innovation.y.isFinite {
+            sInverse = inverse
+            normalizedInnovationSquared = inverse.quadraticForm(innovation)
+            normaliser = 4 * .pi * .pi * s.determinant
+        } else {
+            sInverse = nil
+            normalizedInnovationSquared = .infinity
+            normaliser = 0
+        }
+    }
+
+    /// The outcome of the update, accepted or not.
+    @inlinable public func outcome(accepted: Bool) -> UpdateOutcome {
+        UpdateOutcome(normalizedInnovationSquared: normalizedInnovationSquared, normaliser: normaliser, accepted: accepted)
     }
 }

@@ -138,24 +138,13 @@ public struct KinematicGaussian: Sendable, Hashable {
     ///    scalar likelihoods equals the joint one.
     @inlinable
     public mutating func update<M: PlanarMeasurementModel>(model: M, measured z: Vector2, gated: Bool = true) -> UpdateOutcome {
-        let jacobian = model.jacobian(positionInWorld)
-        let nu = model.residual(z, model.predicted(positionInWorld))
-        let r = model.covariance
-        let ph0 = positionCovariance * jacobian.row0, ph1 = positionCovariance * jacobian.row1
-        let s = SymmetricMatrix2(a: jacobian.row0.dot(ph0) + r.a, b: jacobian.row0.dot(ph1) + r.b,
-                                 c: jacobian.row1.dot(ph1) + r.c)
-        guard let sInverse = s.inverse, nu.x.isFinite, nu.y.isFinite else {
-            return UpdateOutcome(normalizedInnovationSquared: .infinity, normaliser: 0, accepted: false)
-        }
-        let d2 = sInverse.quadraticForm(nu)
-        let normaliser = 4 * .pi * .pi * s.determinant
-        if gated && d2 > model.gate {
-            return UpdateOutcome(normalizedInnovationSquared: d2, normaliser: normaliser, accepted: false)
-        }
+        let i = PlanarInnovation(model: model, measured: z, mean: positionInWorld, covariance: positionCovariance)
+        guard i.sInverse != nil else { return i.outcome(accepted: false) }
+        if gated && i.normalizedInnovationSquared > model.gate { return i.outcome(accepted: false) }
+        let h = i.jacobian, nu = i.innovation, r = model.covariance
         let before = positionInWorld
-        _ = correct(h: jacobian.row0, innovation: nu.x, noiseVariance: r.a, gate: .infinity)
-        _ = correct(h: jacobian.row1, innovation: nu.y - jacobian.row1.dot(positionInWorld - before),
-                    noiseVariance: r.c, gate: .infinity)
-        return UpdateOutcome(normalizedInnovationSquared: d2, normaliser: normaliser, accepted: true)
+        _ = correct(h: h.row0, innovation: nu.x, noiseVariance: r.a, gate: .infinity)
+        _ = correct(h: h.row1, innovation: nu.y - h.row1.dot(positionInWorld - before), noiseVariance: r.c, gate: .infinity)
+        return i.outcome(accepted: true)
     }
 }

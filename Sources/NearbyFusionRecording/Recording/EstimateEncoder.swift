@@ -75,6 +75,13 @@ public enum EstimateEncoder {
         append("]}", to: &out)
     }
 
+    /// Appends `[x,y,z]`, or `null`.
+    static func appendVector(_ v: Vector3?, to out: inout [UInt8]) {
+        guard let v else { append("null", to: &out); return }
+        out.append(UInt8(ascii: "[")); appendNumber(v.x, to: &out); out.append(UInt8(ascii: ","))
+        appendNumber(v.y, to: &out); out.append(UInt8(ascii: ",")); appendNumber(v.z, to: &out); out.append(UInt8(ascii: "]"))
+    }
+
     /// Appends one estimate line (no newline).
     public static func append(_ e: NearbyObjectEstimate, to out: inout [UInt8]) {
         append("{\"t\":", to: &out); appendNumber(e.timestamp, to: &out)
@@ -82,10 +89,7 @@ public enum EstimateEncoder {
         append(",\"distance\":", to: &out)
         if let d = e.distance { appendNumber(d, to: &out) } else { append("null", to: &out) }
         append(",\"direction\":", to: &out)
-        if let v = e.direction {
-            out.append(UInt8(ascii: "[")); appendNumber(v.x, to: &out); out.append(UInt8(ascii: ","))
-            appendNumber(v.y, to: &out); out.append(UInt8(ascii: ",")); appendNumber(v.z, to: &out); out.append(UInt8(ascii: "]"))
-        } else { append("null", to: &out) }
+        appendVector(e.direction, to: &out)
         append(",\"horizontalAngle\":", to: &out)
         if let a = e.horizontalAngle { appendNumber(a, to: &out) } else { append("null", to: &out) }
         append(",\"verticalDirectionEstimate\":", to: &out)
@@ -109,10 +113,7 @@ public enum EstimateEncoder {
         append(",\"convergence\":", to: &out)
         if let c = e.convergence { appendConvergence(c, to: &out) } else { append("null", to: &out) }
         append(",\"velocity\":", to: &out)
-        if let v = e.velocity {
-            out.append(UInt8(ascii: "[")); appendNumber(v.x, to: &out); out.append(UInt8(ascii: ","))
-            appendNumber(v.y, to: &out); out.append(UInt8(ascii: ",")); appendNumber(v.z, to: &out); out.append(UInt8(ascii: "]"))
-        } else { append("null", to: &out) }
+        appendVector(e.velocity, to: &out)
         append(",\"motion\":", to: &out)
         if let m = e.motion {
             out.append(UInt8(ascii: "\"")); out.append(contentsOf: m.rawValue.utf8); out.append(UInt8(ascii: "\""))
