@@ -163,6 +163,53 @@ public enum ScenarioCatalogue {
         return s
     }
 
+    // MARK: Bluetooth Channel Sounding accessories (distance only)
+
+    /// The coached sweeps, a 1 m step toward the object and one sideways, and the sweeps
+    /// again, for a Channel Sounding tag at `position` (default 3.8 m ahead-left, lower). Without a direction, motion
+    /// confined to one vertical plane (sideways and up-down sweeps, a sidestep) leaves the
+    /// object's mirror image across that plane — in front of or behind the user — explaining
+    /// every range as well as the object itself; the step forward breaks that symmetry.
+    public static let channelSoundingMotion: [MotionSegment] = [
+        .still(duration: 1), .sweepSideways(duration: 4.8), .sweepUpDown(duration: 3.2), .walk(duration: 2, distance: 1),
+        .sidestep(duration: 2, distance: 1), .sweepSideways(duration: 4.8), .sweepUpDown(duration: 4.8, amplitude: 0.5),
+        .still(duration: 1),
+    ]
+
+    public static func channelSoundingTag(seed: UInt64, position: Vector3 = Vector3(-1.1, 0.9, -3.6),
+                                          name: String = "cs-coached-step") -> SimulationScenario {
+        var tag = SimulatedObject(id: "tag", positionInWorld: position)
+        tag.ranging = .bluetoothChannelSounding
+        return SimulationScenario(name: name, trajectory: DeviceTrajectory(segments: channelSoundingMotion), objects: [tag], seed: seed)
+    }
+
+    /// Sideways and up-down sweeps only, all in one vertical plane: the front/back mirror
+    /// stays open. Never a published wrong angle.
+    public static func channelSoundingPlanar(seed: UInt64) -> SimulationScenario {
+        var s = channelSoundingTag(seed: seed, name: "cs-planar-sweeps")
+        s.trajectory = DeviceTrajectory(segments: [.still(duration: 1), .sweepSideways(duration: 6.4), .sweepUpDown(duration: 4.8),
+                                                   .sweepSideways(duration: 6.4), .still(duration: 1)])
+        return s
+    }
+
+    /// A Channel Sounding tag 8–15 m away (11.5 m here).
+    public static func channelSoundingFar(seed: UInt64) -> SimulationScenario {
+        channelSoundingTag(seed: seed, position: Vector3(3.0, 0.8, -11.0), name: "cs-far")
+    }
+
+    /// A Channel Sounding tag picked up at 22 s and carried 2.4 m at 0.8 m/s, then put down,
+    /// while the user keeps sweeping; `hinted`: the app passes the accessory's own motion.
+    public static func channelSoundingCarried(seed: UInt64, hinted: Bool = false) -> SimulationScenario {
+        var s = channelSoundingTag(seed: seed, name: hinted ? "cs-carried-hinted" : "cs-carried")
+        s.trajectory = DeviceTrajectory(segments: channelSoundingMotion + [.sweepSideways(duration: 4.8), .sweepUpDown(duration: 4.8),
+                                                                           .sweepSideways(duration: 4.8)])
+        s.objects[0].velocityChanges = [.init(time: 22, velocityInWorld: Vector3(0.75, 0, 0.25)), .init(time: 25, velocityInWorld: .zero)]
+        if hinted {
+            s.motionHints = [.init(time: 22, objectID: "tag", state: .moving), .init(time: 25.1, objectID: "tag", state: .stationary)]
+        }
+        return s
+    }
+
     /// The coached motion with the phone turned to landscape half-way through the sideways
     /// sweeps: the radio stops giving a direction.
     public static func landscapeHold(seed: UInt64) -> SimulationScenario {
@@ -201,5 +248,8 @@ public enum ScenarioCatalogue {
         ("long-session", longSession), ("still-peer", stillPeer), ("peer-stop-and-go", peerStopAndGo),
         ("tag-picked-up", { tagPickedUp(seed: $0) }), ("tag-picked-up-hinted", { tagPickedUp(seed: $0, hinted: true) }),
         ("distance-only-walking-peer", distanceOnlyWalkingPeer),
+        ("cs-coached-step", { channelSoundingTag(seed: $0) }), ("cs-planar-sweeps", channelSoundingPlanar),
+        ("cs-far", channelSoundingFar), ("cs-carried", { channelSoundingCarried(seed: $0) }),
+        ("cs-carried-hinted", { channelSoundingCarried(seed: $0, hinted: true) }),
     ]
 }

@@ -15,6 +15,14 @@ public struct EvaluatedUpdate: Sendable {
     public var trueHeightDifference: Double
     /// The object's true velocity, m/s, world frame.
     public var trueVelocity: Vector3
+    /// The Cramér–Rao bound on the horizontal bearing from every range and direction so far
+    /// at the simulator's own noise, evaluated at the truth (a static object), radians:
+    /// `√(gᵀ J⁻¹ g)`, `J = Σ Hᵀ R⁻¹ H`, `g = ∂ψ/∂p`; `nil` while `J` is singular.
+    public var bearingBound: Double?
+    /// From the true device position to the true object, metres, world frame.
+    public var trueDistanceVector: Vector3
+    /// The radio's own range for this update, metres (`nil` when it gave none).
+    public var rawDistance: Double?
     /// The engine's mixture moments after this update.
     public var moments: MixtureMoments?
     public var hypothesisCount: Int
@@ -38,11 +46,14 @@ public struct ScenarioRun: Sendable {
                                   cameraAssistanceEnabled: cameraAssistance ?? header.capabilities.supportsCameraAssistance,
                                   options: options)
         var handles: [String: ObjectHandle] = [:]
-        for (id, kind) in header.objects { handles[id] = engine.register(objectID: id, kind: kind) }
+        for (id, kind) in header.objects { handles[id] = engine.register(objectID: id, kind: kind, ranging: header.ranging(of: id)) }
         guard let object = scenario.objects.first(where: { $0.id == objectID }) ?? scenario.objects.first else { return }
         let objectID = object.id
         var lastPose: DevicePose?
         var poseIndex = -1
+        var fisher = Matrix3.zero
+        let rangeSigma = object.ranging == .bluetoothChannelSounding ? scenario.channelSounding.rangeStandardDeviation
+            : scenario.radio.rangeStandardDeviation
         for e in events {
             switch e {
             case .pose(let p):
@@ -56,11 +67,34 @@ public struct ScenarioRun: Sendable {
                 let truth = object.position(at: m.timestamp)
                 let vioOffset = pose.positionInWorld - device.positionInWorld
                 let snap = engine.snapshot(handles[id]!)
+                // Fisher information of this update at the truth (true device pose).
+                let toObject = truth - device.positionInWorld
+                if let r = m.distance, r > 0 {
+                    let u = toObject.normalized
+                    fisher += (1 / (rangeSigma * rangeSigma)) * Matrix3.outer(u, u)
+                }
+                if m.directionInDevice != nil {
+                    let h = DirectionModel(antennaInWorld: device.positionInWorld, worldFromDevice: device.worldFromDevice,
+                                           azimuthStandardDeviation: scenario.radio.azimuthStandardDeviation,
+                                           elevationStandardDeviation: scenario.radio.elevationStandardDeviation, gate: 0).jacobian(truth)
+                    fisher += (1 / pow(scenario.radio.azimuthStandardDeviation, 2)) * Matrix3.outer(h.row0, h.row0)
+                        + (1 / pow(scenario.radio.elevationStandardDeviation, 2)) * Matrix3.outer(h.row1, h.row1)
+                }
+                let rho2 = toObject.x * toObject.x + toObject.z * toObject.z
+                let g = Vector3(-toObject.z / rho2, 0, toObject.x / rho2)
+                // gᵀ J⁻¹ g = Σₖ (vₖ·g)² / λₖ; none while J is numerically singular (a few ranges
+                // from nearly one place), where an adjugate inverse would be garbage.
+                var bound: Double?
+                if let e = SymmetricEigen3.analytic(fisher), e.values.x > 1e-9 * max(e.values.z, 1e-300) {
+                    var v = 0.0
+                    for k in 0..<3 { let c = e.vector(k).dot(g); v += c * c / e.value(k) }
+                    bound = v.squareRoot()
+                }
                 updates.append(EvaluatedUpdate(
                     estimate: est, truthInWorld: truth + vioOffset,
                     trueHorizontalAngle: HorizontalAngle.angle(objectInWorld: truth, devicePositionInWorld: device.positionInWorld,
                                                                worldFromDevice: device.worldFromDevice),
-                    trueHeightDifference: truth.y - device.positionInWorld.y, trueVelocity: object.velocity(at: m.timestamp),
+                    trueHeightDifference: truth.y - device.positionInWorld.y, trueVelocity: object.velocity(at: m.timestamp), bearingBound: bound, trueDistanceVector: toObject, rawDistance: m.distance,
                     moments: snap.moments, hypothesisCount: snap.hypothesisCount, hypotheses: snap.hypotheses))
             case .removed(let id, _, _): engine.remove(objectID: id)
             case .motionState(let id, _, let state): engine.updateMotionState(state, for: handles[id]!)
@@ -102,6 +136,11 @@ public struct ScenarioRun: Sendable {
             }
         }
         return longest
+    }
+
+    /// When the Cramér–Rao bound first allows a bearing σ of `degrees`, seconds.
+    public func boundAllows(degrees: Double) -> Double? {
+        updates.first { $0.bearingBound.map { $0 <= Angle.radians(degrees: degrees) } == true }?.estimate.timestamp
     }
 
     /// Time of the first published `horizontalAngle`, seconds.

@@ -16,6 +16,9 @@ public struct SimulatedObject: Sendable, Hashable {
     /// The object is removed at this time, seconds, for `removalReason`.
     public var removedAt: Double?
     public var removalReason: RemovalReason = .timeout
+    /// The radio that ranges to it (Channel Sounding objects are sensed by the scenario's
+    /// ``SimulationScenario/channelSounding`` model).
+    public var ranging: RangingTechnology = .uwb
 
     /// From `time` (seconds) on, the object moves at `velocityInWorld` (m/s, world frame).
     public struct VelocityChange: Sendable, Hashable {
@@ -55,6 +58,31 @@ public struct SimulatedObject: Sendable, Hashable {
 
     /// Whether the object ever moves (its truth is then written with a time at every update).
     public var moves: Bool { velocityInWorld != .zero || velocityChanges.contains { $0.velocityInWorld != .zero } }
+}
+
+/// A Bluetooth Channel Sounding link's sensing model (distance only). Its defaults are the
+/// figures the engine's Channel Sounding noise model cites (``FusionOptions``): a 0.35 m
+/// jitter for phone-class antennas, multipath that adds 0.2–1.5 m of positive excess in
+/// bursts (80 MHz resolves paths only ~1.9 m apart), 10 % of procedures failing (a `nil`
+/// distance), and a rate that drops when other Bluetooth or Wi-Fi traffic rises.
+public struct ChannelSoundingModel: Sendable, Hashable {
+    /// Procedures per second with no other traffic.
+    public var rateHz: Double = 5
+    /// Range noise σ, metres.
+    public var rangeStandardDeviation: Double = 0.35
+    /// Probability that a procedure's range carries multipath excess, and the mean length of
+    /// a burst of such procedures.
+    public var multipathProbability: Double = 0.15
+    public var multipathMeanBurstLength: Double = 3
+    /// Positive excess of a multipath range, metres (uniform).
+    public var multipathExcessRange: ClosedRange<Double> = 0.2...1.5
+    /// Probability that a procedure fails (the update carries `distance: null`).
+    public var failedProcedureProbability: Double = 0.1
+    /// Every `trafficPeriod` seconds the share of procedures lost to other traffic is drawn
+    /// anew, uniformly in this range: the rate varies between 5 and 2.5 Hz.
+    public var trafficLossRange: ClosedRange<Double> = 0...0.5
+    public var trafficPeriod: Double = 3
+    public init() {}
 }
 
 /// The UWB radio's sensing model.
@@ -155,6 +183,8 @@ public struct SimulationScenario: Sendable {
     /// which has its own).
     public var tremorAmplitude = 0.0015
     public var seed: UInt64
+    /// The sensing model of objects ranged by Bluetooth Channel Sounding.
+    public var channelSounding = ChannelSoundingModel()
     /// What the app tells the engine about objects' motion (`motionState` lines), written
     /// at the first radio tick at or after each hint's time.
     public var motionHints: [MotionHint] = []
@@ -213,6 +243,7 @@ public enum Simulator {
         var dropNoise = NoiseStream(seed: s.seed, source: "uwb.dropout")
         var occlusionNoise = NoiseStream(seed: s.seed, source: "uwb.occlusion")
         var inBurst: [String: Bool] = [:]
+        var channelSounding = ChannelSoundingSensor(model: s.channelSounding, seed: s.seed)
 
         // Hand tremor: three sinusoids (4–10 Hz, ~1.5 mm each) with seeded phases per axis.
         var tremorTerms: [(axis: Vector3, amplitude: Double, frequency: Double, phase: Double)] = []
@@ -232,7 +263,9 @@ public enum Simulator {
         var events: [RecordingEvent] = []
         events.append(.header(RecordingHeader(deviceName: s.deviceName, capabilities: s.radio.capabilities,
                                               arConfiguration: ARConfigurationDescription(),
-                                              objects: s.objects.map { ($0.id, $0.kind) })))
+                                              objects: s.objects.map { ($0.id, $0.kind) },
+                                              rangingByObject: Dictionary(uniqueKeysWithValues: s.objects.filter { $0.ranging != .uwb }
+                                                .map { ($0.id, $0.ranging) }))))
         for o in s.objects where !o.moves {
             events.append(.truth(objectID: o.id, timestamp: nil, positionInWorld: o.positionInWorld))
         }
@@ -293,6 +326,13 @@ public enum Simulator {
                     }
                     if o.moves {
                         events.append(.truth(objectID: o.id, timestamp: round6(t), positionInWorld: round6(objectPosition)))
+                    }
+                    if o.ranging == .bluetoothChannelSounding {
+                        if let m = channelSounding.measure(o, objectPosition: objectPosition, antenna: p + q.rotate(s.radio.antennaOffsetInDevice),
+                                                           tick: uwbIndex, at: t, radioRateHz: s.radio.rateHz) {
+                            events.append(.uwb(objectID: o.id, UWBMeasurement(timestamp: round6(t), distance: m.map(round4), directionInDevice: nil)))
+                        }
+                        continue
                     }
                     if dropNoise.bernoulli(s.radio.dropoutProbability) { continue }
                     let antenna = p + q.rotate(s.radio.antennaOffsetInDevice)
@@ -356,7 +396,9 @@ public enum Simulator {
     /// The recording as JSON Lines text (each line ends with a newline).
     public static func recordingText(for s: SimulationScenario) -> String {
         var out = ""
-        for e in events(for: s) { out += JSONLines.line(e); out += "\n" }
+        let all = events(for: s)
+        guard case .header(let header)? = all.first else { return "" }
+        for e in all { out += JSONLines.line(e, header: header); out += "\n" }
         return out
     }
 
@@ -369,5 +411,51 @@ public enum Simulator {
     static func round9(_ q: Quaternion) -> Quaternion {
         Quaternion(x: (q.x * 1e9).rounded() / 1e9, y: (q.y * 1e9).rounded() / 1e9,
                    z: (q.z * 1e9).rounded() / 1e9, w: (q.w * 1e9).rounded() / 1e9)
+    }
+}
+
+/// Senses Channel Sounding objects for ``Simulator``, with its own seeded streams (so that
+/// adding such an object changes no UWB draw).
+struct ChannelSoundingSensor {
+    let model: ChannelSoundingModel
+    var rangeNoise: NoiseStream
+    var multipathNoise: NoiseStream
+    var trafficNoise: NoiseStream
+    var failureNoise: NoiseStream
+    var inBurst: [String: Bool] = [:]
+    var trafficLoss = 0.0
+    var trafficBlock = -1
+
+    init(model: ChannelSoundingModel, seed: UInt64) {
+        self.model = model
+        rangeNoise = NoiseStream(seed: seed, source: "cs.range")
+        multipathNoise = NoiseStream(seed: seed, source: "cs.multipath")
+        trafficNoise = NoiseStream(seed: seed, source: "cs.traffic")
+        failureNoise = NoiseStream(seed: seed, source: "cs.failure")
+    }
+
+    /// The procedure at radio tick `tick` (time `t`): `nil` when no procedure runs then (the
+    /// Channel Sounding rate is a fraction of the radio tick rate, less what traffic takes),
+    /// `.some(nil)` when it fails, else the measured range, metres.
+    mutating func measure(_ o: SimulatedObject, objectPosition: Vector3, antenna: Vector3, tick: Int, at t: Double,
+                          radioRateHz: Double) -> Double?? {
+        let every = max(1, Int((radioRateHz / model.rateHz).rounded()))
+        guard tick % every == 0 else { return nil }
+        let block = Int(t / model.trafficPeriod)
+        if block != trafficBlock {
+            trafficBlock = block
+            trafficLoss = trafficNoise.uniform(model.trafficLossRange.lowerBound, model.trafficLossRange.upperBound)
+        }
+        if trafficNoise.bernoulli(trafficLoss) { return nil }
+        if failureNoise.bernoulli(model.failedProcedureProbability) { return .some(nil) }
+        var r = (objectPosition - antenna).length + rangeNoise.gaussian(standardDeviation: model.rangeStandardDeviation)
+        // Multipath excess in Markov bursts (mean length `multipathMeanBurstLength`).
+        let exit = 1 / max(model.multipathMeanBurstLength, 1)
+        let pi = min(max(model.multipathProbability, 0), 0.999)
+        let now = inBurst[o.id] ?? false
+        let multipath = now ? !multipathNoise.bernoulli(exit) : multipathNoise.bernoulli(exit * pi / (1 - pi))
+        inBurst[o.id] = multipath
+        if multipath { r += multipathNoise.uniform(model.multipathExcessRange.lowerBound, model.multipathExcessRange.upperBound) }
+        return .some(max(r, 0.05))
     }
 }

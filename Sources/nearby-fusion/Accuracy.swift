@@ -54,6 +54,49 @@ struct Accuracy: ParsableCommand {
                 + "\(converged.isEmpty ? "—" : degrees(worst)) | \(meanNEES) |")
         }
         printMotionTable(selected)
+        printChannelSoundingTable(selected)
+    }
+
+    /// The third table: Bluetooth Channel Sounding accessories (distance only).
+    func printChannelSoundingTable(_ selected: [(name: String, make: @Sendable (UInt64) -> SimulationScenario)]) {
+        let cs = selected.filter { $0.make(1).objects.first?.ranging == .bluetoothChannelSounding }
+        guard !cs.isEmpty else { return }
+        func format(_ x: Double?, _ digits: Int = 1) -> String { x.map { String(format: "%.\(digits)f", $0) } ?? "—" }
+        print("")
+        print("| Channel Sounding | bound allows 10° at, median s | first horizontalAngle median s | angle later than the bound, median s | max s | never an angle | angle RMSE / bound | converged > 20° off | worldTransform err median m | distance err median m: raw | published |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        for (name, make) in cs {
+            var boundTimes: [Double] = [], firstAngles: [Double] = [], delays: [Double] = []
+            var squaredErrors = 0.0, squaredBounds = 0.0, converged = 0, convergedFar = 0, never = 0
+            var positions: [Double] = [], rawDistance: [Double] = [], publishedDistance: [Double] = []
+            for seed in 1...seeds {
+                let run = ScenarioRun(make(UInt64(seed)))
+                let bound = run.boundAllows(degrees: 10)
+                if let bound { boundTimes.append(bound) }
+                if let first = run.firstAngleTime {
+                    firstAngles.append(first)
+                    if let bound { delays.append(max(first - bound, 0)) }
+                } else { never += 1 }
+                for u in run.updates {
+                    if let d = u.estimate.distance { publishedDistance.append(abs(d - u.trueDistanceVector.length)) }
+                    if let raw = u.rawDistance { rawDistance.append(abs(raw - u.trueDistanceVector.length)) }
+                    if let w = u.estimate.worldTransform { positions.append((w.translation - u.truthInWorld).length) }
+                    guard let a = u.estimate.horizontalAngle, let t = u.trueHorizontalAngle else { continue }
+                    let e = Angle.wrapped(a - t)
+                    squaredErrors += e * e
+                    if let b = u.bearingBound { squaredBounds += b * b }
+                    if u.estimate.convergence?.status.isConverged == true {
+                        converged += 1
+                        if abs(e) > Angle.radians(degrees: 20) { convergedFar += 1 }
+                    }
+                }
+            }
+            let ratio = squaredBounds > 0 ? (squaredErrors / squaredBounds).squareRoot() : nil
+            print("| \(name) | \(format(Statistics.quantile(boundTimes, 0.5))) | \(format(Statistics.quantile(firstAngles, 0.5))) | "
+                + "\(format(Statistics.quantile(delays, 0.5))) | \(format(delays.max())) | \(never)/\(seeds) | \(format(ratio, 2)) | "
+                + "\(convergedFar)/\(converged) | \(format(Statistics.quantile(positions, 0.5), 3)) | "
+                + "\(format(Statistics.quantile(rawDistance, 0.5), 3)) | \(format(Statistics.quantile(publishedDistance, 0.5), 3)) |")
+        }
     }
 
     /// The second table: scenarios whose object moves (peers that walk, a tag picked up).

@@ -81,7 +81,7 @@ struct Bench: ParsableCommand {
             var engine = FusionEngine(capabilities: header.capabilities, options: FusionOptions())
             var handles: [ObjectHandle] = []
             handles.reserveCapacity(ids.count)
-            for (id, kind) in header.objects { handles.append(engine.register(objectID: id, kind: kind)) }
+            for (id, kind) in header.objects { handles.append(engine.register(objectID: id, kind: kind, ranging: header.ranging(of: id))) }
             var k = 0
             for step in steps {
                 switch step {

@@ -37,15 +37,16 @@ public struct FusionEngine: Sendable {
 
     // MARK: Objects
 
-    /// Registers an object (or returns the handle of one already registered).
+    /// Registers an object (or returns the handle of one already registered), ranged by
+    /// `ranging` (UWB, or Bluetooth Channel Sounding: distance only, noisier; see
+    /// ``FusionOptions/forRanging(_:)``).
     @discardableResult
-    public mutating func register(objectID: String, kind: ObjectKind = .accessory) -> ObjectHandle {
+    public mutating func register(objectID: String, kind: ObjectKind = .accessory, ranging: RangingTechnology = .uwb) -> ObjectHandle {
         if let i = indexByID[objectID] {
             objects[i].removed = false
             return ObjectHandle(index: i)
         }
-        objects.append(ObjectTracker(objectID: objectID, kind: kind, capacity: options.maximumHypotheses,
-                                     windowCapacity: options.batchWindowCapacity))
+        objects.append(ObjectTracker(objectID: objectID, kind: kind, ranging: ranging, options: options))
         indexByID[objectID] = objects.count - 1
         return ObjectHandle(index: objects.count - 1)
     }
@@ -59,7 +60,8 @@ public struct FusionEngine: Sendable {
                                   covariance: Matrix3) -> ObjectHandle {
         let handle = register(objectID: objectID, kind: kind)
         objects[handle.index].resetEstimate()
-        objects[handle.index].startTracking(meanInWorld: position, covariance: covariance.symmetrized, options: options)
+        objects[handle.index].startTracking(meanInWorld: position, covariance: covariance.symmetrized,
+                                            options: objects[handle.index].optionsBox.options)
         return handle
     }
 
@@ -147,7 +149,7 @@ public struct FusionEngine: Sendable {
     public mutating func ingest(_ measurement: UWBMeasurement, for handle: ObjectHandle) -> NearbyObjectEstimate {
         let devicePose = pose(at: measurement.timestamp)
         let context = ObjectTracker.Context(
-            optionsBox: optionsBox, capabilities: capabilities, cameraAssistanceEnabled: cameraAssistanceEnabled,
+            optionsBox: objects[handle.index].optionsBox, capabilities: capabilities, cameraAssistanceEnabled: cameraAssistanceEnabled,
             pathLength: pathLength, devicePose: devicePose, lightingLimited: devicePose.map(lightingLimited) ?? false)
         // In place on the array element: no copy of the tracker's buffers.
         return objects[handle.index].ingest(measurement, context: context)

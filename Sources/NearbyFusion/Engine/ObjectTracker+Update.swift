@@ -34,7 +34,7 @@ extension ObjectTracker {
         var rawDistance = measurement.distance.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
         if !capabilities.supportsPreciseDistanceMeasurement { rawDistance = nil }
         var rawDirection = measurement.directionInDevice.flatMap { $0.isFinite && $0.length > 1e-9 ? $0.normalized : nil }
-        if !capabilities.supportsDirectionMeasurement { rawDirection = nil }
+        if !capabilities.supportsDirectionMeasurement || ranging == .bluetoothChannelSounding { rawDirection = nil }
 
         var estimate = NearbyObjectEstimate(timestamp: t, objectID: objectID, distance: rawDistance, direction: rawDirection)
         guard context.cameraAssistanceEnabled else { return estimate }
@@ -101,6 +101,11 @@ extension ObjectTracker {
             }
         }
         if phase == .tracking, horizontalAvailable { estimate.velocity = publishedVelocity }
+        if ranging == .bluetoothChannelSounding {
+            // The fused range, outliers removed: the weighted distance of the hypotheses (the
+            // mixture's mean lies inside the range sphere while it is still spread over it).
+            estimate.distance = fusedDistance(from: antennaInWorld)
+        }
         if status.isConverged {
             hasConverged = true
             let toObject = mean - antennaInWorld
@@ -110,6 +115,14 @@ extension ObjectTracker {
             // world estimate, inside the radio's cone or not.
             estimate.direction = devicePose.worldFromDevice.inverseRotate(toObject).normalized
         }
+    }
+
+    /// `Σ wᵢ ‖μᵢ − a‖`, metres: the distance the estimate gives, whatever its bearing.
+    func fusedDistance(from antennaInWorld: Vector3) -> Double {
+        if mixture.count == 1 { return (mixture.hypotheses[0].meanInWorld - antennaInWorld).length }
+        var d = 0.0
+        for h in mixture.hypotheses { d += exp(h.logWeight) * (h.meanInWorld - antennaInWorld).length }
+        return d
     }
 
     /// One update of an object's estimate, by phase:
@@ -128,6 +141,22 @@ extension ObjectTracker {
         let o = context.options
         let entry = WindowEntry(range: range, direction: direction, pose: pose, antennaInWorld: a,
                                 capabilities: context.capabilities, options: o)
+        // An object no direction reaches (Channel Sounding, or a device without direction
+        // finding) cannot be followed while it moves: ranges alone leave its bearing free.
+        // While the app says it moves, nothing is fused (the radio's distance is published);
+        // when the app says it stopped, it is acquired afresh.
+        let directionless = !(context.capabilities.supportsDirectionMeasurement && ranging == .uwb)
+        if directionless && motionHint == .moving {
+            if phase != .idle { resetEstimate(); hasConverged = false }
+            return
+        }
+        if phase != .idle, ranging == .bluetoothChannelSounding, entry.hasRange,
+           movedAwayFromItsRanges(entry, options: o) {
+            resetEstimate()
+            hasConverged = false
+            initialise(rangeMetres: entry.rangeMetres, at: t, pose: pose, antennaInWorld: a, context: context)
+            return
+        }
         if phase != .tracking, mayMove, entry.hasRange, entry.direction == .azimuthElevation {
             // A range and a direction place the object at once; a static acquisition would
             // be wrong for something that may walk away.
@@ -147,7 +176,7 @@ extension ObjectTracker {
         if phase == .acquiring {
             rangeAccepted = acquire(entry, dt: dt, ds: ds, pathLength: context.pathLength, options: o)
         } else {
-            rangeAccepted = track(entry, dt: dt, ds: ds, directionCapable: context.capabilities.supportsDirectionMeasurement, options: o)
+            rangeAccepted = track(entry, dt: dt, ds: ds, directionCapable: context.capabilities.supportsDirectionMeasurement || ranging != .uwb, options: o)
         }
         if entry.hasRange {
             if rangeAccepted {
@@ -176,6 +205,27 @@ extension ObjectTracker {
             // Never publish NaN: drop the estimate and start again from the next range.
             resetEstimate()
         }
+    }
+
+    /// Whether a Channel Sounding object's ranges have drifted away from its estimate: the
+    /// mean of the last eight signed normalised innovations `ν/√s` (each the weighted mean
+    /// over the hypotheses, `Σ wᵢ νᵢ/√sᵢ`, while acquiring) beyond 1.5 (4.2σ for a still
+    /// object, whose mean of eight has σ 0.35). Its wide range gate (σ 0.4 m) would otherwise let a carried tag drag the
+    /// estimate along the line of sight by ranges alone, bearing stale, and re-converge there.
+    /// The caller then acquires it afresh. (A tag carried around the user at a constant range
+    /// changes no range: a distance-only radio cannot see that motion at all.)
+    mutating func movedAwayFromItsRanges(_ entry: WindowEntry, options o: FusionOptions) -> Bool {
+        guard !mixture.isEmpty else { return false }
+        let model = RangeModel(antennaInWorld: entry.antennaInWorld, standardDeviation: o.rangeStandardDeviation, gate: o.rangeGate)
+        var nu = 0.0
+        for h in mixture.hypotheses {
+            let w = mixture.count == 1 ? 1 : exp(h.logWeight)
+            nu += w * model.normalizedInnovation(entry.rangeMetres, at: h.meanInWorld, covariance: h.covariance)
+        }
+        guard nu.isFinite else { return false }
+        rangeTrend[rangeTrendCount % 8] = nu
+        rangeTrendCount += 1
+        return rangeTrendCount >= 8 && abs(rangeTrend.sum() / 8) > 1.5
     }
 
     /// The acquisition step: random-walk prediction `P ← P + (q Δt + k_d Δs) I`, the entry

@@ -17,6 +17,11 @@ struct ObjectTracker: Sendable {
 
     let objectID: String
     let kind: ObjectKind
+    /// The radio that ranges to it.
+    let ranging: RangingTechnology
+    /// The engine's options for this object's radio (``FusionOptions/forRanging(_:)``),
+    /// shared by reference.
+    let optionsBox: OptionsBox
     /// Changed only by the transitions: ``resetEstimate()``, `initialise` (→ acquiring) and
     /// ``startTracking(meanInWorld:covariance:options:)``.
     var phase = Phase.idle
@@ -30,6 +35,10 @@ struct ObjectTracker: Sendable {
     var motion = InteractingMultipleModel.idle
     /// The velocity published after the last tracking step, m/s, world frame.
     var publishedVelocity = Vector3.zero
+    /// The last eight signed normalised range innovations while tracking a Channel
+    /// Sounding object (see `movedAwayFromItsRanges`).
+    var rangeTrend = SIMD8<Double>()
+    var rangeTrendCount = 0
     /// What the app says about the object's motion (`updateMotionState`).
     var motionHint = MotionActivityState.unknown
     /// The motion last decided from the IMM (see ``decideMotion(_:)``).
@@ -66,9 +75,13 @@ struct ObjectTracker: Sendable {
         var lastAssessment: ConvergenceAssessment?
     }
 
-    init(objectID: String, kind: ObjectKind, capacity: Int, windowCapacity: Int) {
+    init(objectID: String, kind: ObjectKind, ranging: RangingTechnology, options: FusionOptions) {
         self.objectID = objectID
         self.kind = kind
+        self.ranging = ranging
+        let radioOptions = options.forRanging(ranging)
+        self.optionsBox = OptionsBox(radioOptions)
+        let capacity = radioOptions.maximumHypotheses, windowCapacity = radioOptions.batchWindowCapacity
         self.mixture = PositionMixture(capacity: capacity)
         self.window = MeasurementWindow(capacity: windowCapacity)
     }
@@ -79,6 +92,7 @@ struct ObjectTracker: Sendable {
         mixture = PositionMixture(capacity: mixture.capacity)
         window.removeAll()
         reportedMotion = .unknown
+        rangeTrendCount = 0
         updatesSinceRefinement = 0
         movement = MovementAccumulator()
         consecutiveRejections = 0

@@ -148,5 +148,57 @@ public struct FusionOptions: Sendable, Hashable {
     /// Ranges beyond this, metres, are too far to use.
     public var maximumRange: Double = 20
 
+    // MARK: Bluetooth Channel Sounding (see forRanging(_:))
+    /// Range noise σ of a Channel Sounding accessory, metres. Phone-class antennas and the
+    /// standard's phase-based ranging over at most 80 MHz give a jitter of 0.3–0.6 m
+    /// ("±0.5 m is the best to expect" without super-resolution estimators; decimetres only
+    /// with them): Bluetooth SIG, *Channel Sounding technical overview* (2024), §2.2;
+    /// Ulsamer, Mazur and Knauth, "Study of BLE6 Ranging Performance in a Utility
+    /// Basement", CEUR-WS Vol-4047 (2025), which measures IFFT/slope/RTT estimators on BLE6
+    /// hardware in open ground and under strong multipath.
+    public var channelSoundingRangeStandardDeviation: Double = 0.4
+    /// Outlier probability of a Channel Sounding range: 80 MHz resolves paths only ~1.9 m
+    /// (`c / 2B`) apart, so a reflected path close behind the direct one biases the range
+    /// long, often for several procedures in a row.
+    public var channelSoundingOutlierProbability: Double = 0.25
+    /// Seconds without a range before the signal counts as insufficient, for Channel
+    /// Sounding (2–5 procedures per second, fewer under Wi-Fi or Bluetooth traffic, some
+    /// failing).
+    public var channelSoundingSignalTimeout: Double = 3.0
+    /// Coaching thresholds for a Channel Sounding accessory: the bearing σ at which its
+    /// horizontal angle is published (radians), and the position σ across the line of sight
+    /// and in height (metres, at least `channelSoundingPositionFractionOfDistance` of the
+    /// distance) at which it converges. Ranges 7× noisier than UWB's and no direction put a
+    /// decimetre fix out of reach of hand sweeps: the bound after coached sweeps and a 1 m
+    /// step at 5 m is a few degrees, so an angle is published at 10° σ and a
+    /// `worldTransform` at 35 cm.
+    public var channelSoundingAngleThreshold: Double = Angle.radians(degrees: 10)
+    public var channelSoundingPositionThreshold: Double = 0.35
+    public var channelSoundingPositionFractionOfDistance: Double = 0.1
+    /// …and in height, metres. From ranges alone the height is seen only through the
+    /// curvature of range against the device's height, `∂²r/∂h² ≈ 1/r`: ±50 cm sweeps at
+    /// 4 m with 0.4 m noise bound it to about ±0.5 m, so a `worldTransform` is published at
+    /// 0.6 m σ in height (its error is in the accuracy table).
+    public var channelSoundingVerticalPositionThreshold: Double = 0.6
+
+    /// The options for an object ranged by `ranging`: for Channel Sounding, its range noise
+    /// and outlier rate replace UWB's everywhere (batch acquisition, gates, the IMM), a
+    /// missing direction carries no information (`missingDirectionLikelihood = 1`: the radio
+    /// never gives one), the signal timeout is longer, and the coaching thresholds are the
+    /// radio's (`channelSoundingAngleThreshold`, `channelSoundingPositionThreshold`).
+    public func forRanging(_ ranging: RangingTechnology) -> FusionOptions {
+        guard ranging == .bluetoothChannelSounding else { return self }
+        var o = self
+        o.rangeStandardDeviation = channelSoundingRangeStandardDeviation
+        o.outlierProbability = channelSoundingOutlierProbability
+        o.missingDirectionLikelihood = 1
+        o.signalTimeout = channelSoundingSignalTimeout
+        o.horizontalAngleThreshold = channelSoundingAngleThreshold
+        o.horizontalPositionThreshold = channelSoundingPositionThreshold
+        o.verticalPositionThreshold = channelSoundingVerticalPositionThreshold
+        o.positionThresholdFractionOfDistance = channelSoundingPositionFractionOfDistance
+        return o
+    }
+
     public init() {}
 }

@@ -30,6 +30,11 @@ extension ScalarMeasurementModel {
         return nu * nu / (covariance.quadraticForm(jacobian(objectInWorld)) + variance)
     }
 
+    /// The signed first-order normalised innovation `ν/√s` (see above).
+    @inlinable public func normalizedInnovation(_ z: Double, at objectInWorld: Vector3, covariance: Matrix3) -> Double {
+        residual(z, predicted(objectInWorld)) / (covariance.quadraticForm(jacobian(objectInWorld)) + variance).squareRoot()
+    }
+
     @inlinable public func secondOrderTerms(_ objectInWorld: Vector3, covariance: Matrix3) -> (meanShift: Double, variance: Double) {
         (0, 0)
     }

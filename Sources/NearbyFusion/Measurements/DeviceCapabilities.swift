@@ -11,13 +11,20 @@ public struct DeviceCapabilities: Sendable, Hashable {
     /// of the recording header (`device.supportsElevationMeasurement`, default `true`).
     /// A direction whose device-frame `y` is exactly 0 is also taken as azimuth-only.
     public var supportsElevationMeasurement: Bool
+    /// The device ranges to accessories with Bluetooth Channel Sounding (iOS 27's
+    /// `NIDeviceCapability.supportsBluetoothChannelSounding`): distance only, its direction
+    /// from camera assistance. Recording header `device.supportsBluetoothChannelSounding`,
+    /// default `true`.
+    public var supportsBluetoothChannelSounding: Bool
 
     public init(supportsPreciseDistanceMeasurement: Bool = true, supportsDirectionMeasurement: Bool = true,
-                supportsCameraAssistance: Bool = true, supportsElevationMeasurement: Bool = true) {
+                supportsCameraAssistance: Bool = true, supportsElevationMeasurement: Bool = true,
+                supportsBluetoothChannelSounding: Bool = true) {
         self.supportsPreciseDistanceMeasurement = supportsPreciseDistanceMeasurement
         self.supportsDirectionMeasurement = supportsDirectionMeasurement
         self.supportsCameraAssistance = supportsCameraAssistance
         self.supportsElevationMeasurement = supportsElevationMeasurement
+        self.supportsBluetoothChannelSounding = supportsBluetoothChannelSounding
     }
 
     /// A current iPhone: distance, direction with elevation, camera assistance.

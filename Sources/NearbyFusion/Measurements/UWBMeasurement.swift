@@ -24,6 +24,16 @@ public enum ObjectKind: String, Sendable, Hashable, CaseIterable {
     case peer
 }
 
+/// Which radio ranges to an object (the recording header's per-object `ranging`).
+public enum RangingTechnology: String, Sendable, Hashable, CaseIterable {
+    /// Ultra Wideband: distance, and a direction inside the radio's cone.
+    case uwb
+    /// Bluetooth 6 Channel Sounding (iOS 27, `NINearbyAccessoryConfiguration(
+    /// bluetoothChannelSoundingIdentifier:previousBluetoothIdentifier:)`): distance only,
+    /// noisier than UWB, at a lower and varying rate; a procedure may fail (`nil` distance).
+    case bluetoothChannelSounding
+}
+
 /// Why an object was removed (as `NINearbyObject.RemovalReason`).
 public enum RemovalReason: String, Sendable, Hashable, CaseIterable {
     case timeout, peerEnded

@@ -106,9 +106,11 @@ public enum RecordingEvaluation {
                 let trueAngle = HorizontalAngle.angle(objectInWorld: p, devicePositionInWorld: device.positionInWorld,
                                                       worldFromDevice: device.worldFromDevice)
                 // Fisher information of this update at the truth: J += Hᵀ R⁻¹ H.
+                // The radio's own range noise (Channel Sounding's is ~7× UWB's).
+                let rangeSigma = options.forRanging(header.ranging(of: results[k].object)).rangeStandardDeviation
                 if let r = m.distance, r > 0, header.capabilities.supportsPreciseDistanceMeasurement {
-                    let u = RangeModel(antennaInWorld: device.positionInWorld, standardDeviation: options.rangeStandardDeviation, gate: 0).jacobian(p)
-                    fisher[k] += (1 / (options.rangeStandardDeviation * options.rangeStandardDeviation)) * Matrix3.outer(u, u)
+                    let u = RangeModel(antennaInWorld: device.positionInWorld, standardDeviation: rangeSigma, gate: 0).jacobian(p)
+                    fisher[k] += (1 / (rangeSigma * rangeSigma)) * Matrix3.outer(u, u)
                 }
                 if let d = m.directionInDevice, header.capabilities.supportsDirectionMeasurement {
                     results[k].rawDirectionCount += 1

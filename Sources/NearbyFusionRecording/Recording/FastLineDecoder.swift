@@ -17,10 +17,14 @@ struct FastLineDecoder {
     /// Objects declared in the header, as UTF-8 bytes, with their `String` ids.
     var objectBytes: [[UInt8]] = []
     var objectIDs: [String] = []
+    /// Whether each object's radio gives directions (a Channel Sounding object's direction
+    /// is an error, which the strict decoder reports).
+    var objectTakesDirection: [Bool] = []
 
-    mutating func declare(_ ids: [String]) {
-        objectIDs = ids
-        objectBytes = ids.map { Array($0.utf8) }
+    mutating func declare(_ header: RecordingHeader) {
+        objectIDs = header.objects.map(\.id)
+        objectBytes = objectIDs.map { Array($0.utf8) }
+        objectTakesDirection = objectIDs.map { header.ranging(of: $0) == .uwb }
     }
 
     /// Key bits, for presence and duplicate checks.
@@ -209,7 +213,7 @@ struct FastLineDecoder {
             } else if sc.equals(key, "type") {
                 bit = .type
                 guard let v = sc.string() else { return nil }
-                if sc.equals(v, "pose") { isPose = true } else if sc.equals(v, "uwb") { isUWB = true } else { return nil }
+                if sc.equals(v, "pose") { isPose = true } else if sc.equals(v, "uwb") || sc.equals(v, "range") { isUWB = true } else { return nil }
             } else if sc.equals(key, "t") {
                 bit = .t
                 guard let v = sc.number() else { return nil }
@@ -287,7 +291,8 @@ struct FastLineDecoder {
             return .pose(DevicePose(timestamp: t, positionInWorld: position, worldFromDevice: orientation, tracking: tracking, ambientIntensity: ambient))
         }
         if isUWB {
-            guard objectIndex >= 0, seen & (Key.position.rawValue | Key.orientation.rawValue | Key.tracking.rawValue) == 0 else { return nil }
+            guard objectIndex >= 0, seen & (Key.position.rawValue | Key.orientation.rawValue | Key.tracking.rawValue) == 0,
+                  direction == nil || objectTakesDirection[objectIndex] else { return nil }
             return .uwb(objectID: objectIDs[objectIndex], UWBMeasurement(timestamp: t, distance: distance, directionInDevice: direction))
         }
         return nil

@@ -7,6 +7,7 @@ struct RecordingDecoder {
     var line = 0
     var lastTime: Double?
     var declaredObjects: Set<String> = []
+    var rangingByObject: [String: RangingTechnology] = [:]
     var sawHeader = false
 
     init(file: String) { self.file = file }
@@ -26,7 +27,7 @@ struct RecordingDecoder {
         switch type {
         case "header": throw error("type", "a second header")
         case "pose": return .pose(try pose(value))
-        case "uwb":
+        case "uwb", "range":
             let t = try time(value)
             let object = try objectID(value)
             let distance: Double?
@@ -42,6 +43,9 @@ struct RecordingDecoder {
             switch value["direction"] {
             case nil, .null?: direction = nil
             case let v?:
+                guard rangingByObject[object] != .bluetoothChannelSounding else {
+                    throw error("direction", "object '\(object)' is ranged by Bluetooth Channel Sounding, which gives no direction (expected null or no key)")
+                }
                 let d = try vector3(v, key: "direction")
                 let n = d.length
                 guard abs(n - 1) <= 1e-3 else { throw error("direction", "not a unit vector (norm \(n))") }
@@ -99,7 +103,8 @@ struct RecordingDecoder {
             supportsPreciseDistanceMeasurement: try flag("supportsPreciseDistanceMeasurement", default: true),
             supportsDirectionMeasurement: try flag("supportsDirectionMeasurement", default: true),
             supportsCameraAssistance: try flag("supportsCameraAssistance", default: true),
-            supportsElevationMeasurement: try flag("supportsElevationMeasurement", default: true))
+            supportsElevationMeasurement: try flag("supportsElevationMeasurement", default: true),
+            supportsBluetoothChannelSounding: try flag("supportsBluetoothChannelSounding", default: true))
         var ar: ARConfigurationDescription?
         if let a = value["arConfiguration"], a != .null {
             guard case .object = a else { throw error("arConfiguration", "expected an object, found \(a.typeName)") }
@@ -132,10 +137,20 @@ struct RecordingDecoder {
                 throw error("objects[\(k)].kind", "unknown kind '\(kindName)' (expected accessory or peer)")
             }
             guard !declaredObjects.contains(id) else { throw error("objects[\(k)].id", "duplicate object '\(id)'") }
+            switch o["ranging"] {
+            case nil, .null?: break
+            case .string(let name)?:
+                guard let ranging = RangingTechnology(rawValue: name) else {
+                    throw error("objects[\(k)].ranging", "unknown ranging '\(name)' (expected uwb or bluetoothChannelSounding)")
+                }
+                if ranging != .uwb { rangingByObject[id] = ranging }
+            case let other?: throw error("objects[\(k)].ranging", "expected a string, found \(other.typeName)")
+            }
             declaredObjects.insert(id)
             objects.append((id, kind))
         }
-        return RecordingHeader(deviceName: name, capabilities: capabilities, arConfiguration: ar, objects: objects)
+        return RecordingHeader(deviceName: name, capabilities: capabilities, arConfiguration: ar, objects: objects,
+                               rangingByObject: rangingByObject)
     }
 
     private mutating func pose(_ value: JSONValue) throws(RecordingError) -> DevicePose {

@@ -22,18 +22,41 @@ public struct RecordingHeader: Sendable, Hashable {
     public var capabilities: DeviceCapabilities
     public var arConfiguration: ARConfigurationDescription?
     public var objects: [(id: String, kind: ObjectKind)]
+    /// Objects ranged by something other than UWB (the header's per-object `ranging`; absent
+    /// means `uwb`).
+    public var rangingByObject: [String: RangingTechnology]
 
     public init(deviceName: String, capabilities: DeviceCapabilities, arConfiguration: ARConfigurationDescription? = nil,
-                objects: [(id: String, kind: ObjectKind)]) {
+                objects: [(id: String, kind: ObjectKind)], rangingByObject: [String: RangingTechnology] = [:]) {
         self.deviceName = deviceName
         self.capabilities = capabilities
         self.arConfiguration = arConfiguration
         self.objects = objects
+        self.rangingByObject = rangingByObject
+    }
+
+    /// The radio that ranges to `objectID`.
+    public func ranging(of objectID: String) -> RangingTechnology { rangingByObject[objectID] ?? .uwb }
+
+    /// Why Nearby Interaction would refuse to run this session, or `nil`: an AR
+    /// configuration it does not accept (`invalidARConfiguration`), or a Channel Sounding
+    /// accessory on a device that says it has no Channel Sounding (`invalidConfiguration`).
+    /// Every command that replays a recording checks it (`RecordingReplay.drive`).
+    public var sessionError: (key: String, message: String)? {
+        if let ar = arConfiguration, !ar.isValidForNearbyInteraction {
+            return ("arConfiguration", "invalidARConfiguration: Nearby Interaction needs a gravity-aligned world with collaboration, face tracking, initial world map and relocalisation off")
+        }
+        if !capabilities.supportsBluetoothChannelSounding,
+           let id = objects.map(\.id).first(where: { ranging(of: $0) == .bluetoothChannelSounding }) {
+            return ("objects", "invalidConfiguration: object '\(id)' is ranged by Bluetooth Channel Sounding, but the device says supportsBluetoothChannelSounding: false")
+        }
+        return nil
     }
 
     public static func == (a: RecordingHeader, b: RecordingHeader) -> Bool {
         a.deviceName == b.deviceName && a.capabilities == b.capabilities && a.arConfiguration == b.arConfiguration
             && a.objects.map(\.id) == b.objects.map(\.id) && a.objects.map(\.kind) == b.objects.map(\.kind)
+            && a.rangingByObject == b.rangingByObject
     }
 
     public func hash(into hasher: inout Hasher) {

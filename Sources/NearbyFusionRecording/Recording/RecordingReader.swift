@@ -97,7 +97,7 @@ public struct RecordingReader {
                 let event = try decoder.decode(value)
                 if case .header(let h) = event {
                     header = h
-                    fast.declare(h.objects.map(\.id))
+                    fast.declare(h)
                 }
                 return event
             }

@@ -37,6 +37,7 @@ public enum JSONLines {
             var device = "{\"name\":\(string(h.deviceName)),\"supportsPreciseDistanceMeasurement\":\(c.supportsPreciseDistanceMeasurement),"
                 + "\"supportsDirectionMeasurement\":\(c.supportsDirectionMeasurement),\"supportsCameraAssistance\":\(c.supportsCameraAssistance)"
             if !c.supportsElevationMeasurement { device += ",\"supportsElevationMeasurement\":false" }
+            if !c.supportsBluetoothChannelSounding { device += ",\"supportsBluetoothChannelSounding\":false" }
             device += "}"
             var s = "{\"type\":\"header\",\"format\":\"nearby-recording\",\"version\":1,\"device\":\(device)"
             if let a = h.arConfiguration {
@@ -44,7 +45,10 @@ public enum JSONLines {
                     + "\"userFaceTrackingEnabled\":\(a.userFaceTrackingEnabled),\"initialWorldMap\":\(a.initialWorldMap),"
                     + "\"relocalizationEnabled\":\(a.relocalizationEnabled)}"
             }
-            s += ",\"objects\":[" + h.objects.map { "{\"id\":\(string($0.id)),\"kind\":\"\($0.kind.rawValue)\"}" }.joined(separator: ",") + "]}"
+            s += ",\"objects\":[" + h.objects.map { o in
+                let ranging = h.ranging(of: o.id) == .uwb ? "" : ",\"ranging\":\"\(h.ranging(of: o.id).rawValue)\""
+                return "{\"id\":\(string(o.id)),\"kind\":\"\(o.kind.rawValue)\"\(ranging)}"
+            }.joined(separator: ",") + "]}"
             return s
         case .pose(let p):
             var s = "{\"type\":\"pose\",\"t\":\(number(p.timestamp)),\"position\":\(numbers(p.positionInWorld.array)),"
@@ -63,6 +67,16 @@ public enum JSONLines {
         case .motionState(let id, let t, let state):
             return "{\"type\":\"motionState\",\"t\":\(number(t)),\"object\":\(string(id)),\"state\":\"\(state.rawValue)\"}"
         }
+    }
+
+    /// One recording line for `event` in a recording whose header is `header`: as
+    /// ``line(_:)-(RecordingEvent)``, except that updates of an object not ranged by UWB are
+    /// written as the spec's neutral `range` lines (no `direction` key: such radios give none).
+    public static func line(_ event: RecordingEvent, header: RecordingHeader) -> String {
+        if case .uwb(let id, let m) = event, header.ranging(of: id) != .uwb {
+            return "{\"type\":\"range\",\"t\":\(number(m.timestamp)),\"object\":\(string(id)),\"distance\":\(m.distance.map(number) ?? "null")}"
+        }
+        return line(event)
     }
 
     /// One estimate line (no trailing newline); see ``EstimateEncoder`` for the number

@@ -67,9 +67,6 @@ public enum RecordingReplay {
         var summary: ReplaySummary?
         try drive(path: path, options: options, cameraAssistance: cameraAssistance, pipelined: pipelined, onProgress: onProgress,
                   start: { header in
-            if let ar = header.arConfiguration, !ar.isValidForNearbyInteraction {
-                throw ReplayError(description: "\(path):1: key 'arConfiguration': invalidARConfiguration: Nearby Interaction needs a gravity-aligned world with collaboration, face tracking, initial world map and relocalisation off")
-            }
             var s = ReplaySummary(file: path, header: header)
             s.objects = header.objects.map { ReplayObjectSummary(objectID: $0.id, kind: $0.kind) }
             summary = s
@@ -145,6 +142,10 @@ public enum RecordingReplay {
                              step: (Step) throws -> Void) throws {
         var reader = try RecordingReader(path: path)
         let header = try reader.readHeader()
+        // One verdict for every command: what Nearby Interaction would refuse, refused here.
+        if let (key, message) = header.sessionError {
+            throw ReplayError(description: "\(path):1: key '\(key)': \(message)")
+        }
         try start(header)
         var engine = FusionEngine(capabilities: header.capabilities,
                                   cameraAssistanceEnabled: cameraAssistance ?? header.capabilities.supportsCameraAssistance,
@@ -153,7 +154,7 @@ public enum RecordingReplay {
         var handles: [ObjectHandle] = []
         for (id, kind) in header.objects {
             slot[id] = handles.count
-            handles.append(engine.register(objectID: id, kind: kind))
+            handles.append(engine.register(objectID: id, kind: kind, ranging: header.ranging(of: id)))
         }
         var eventCount = 0
         let pipeline = pipelined ? EventPipeline(reader: reader) : nil
