@@ -17,15 +17,35 @@ public struct NINearbyPeerConfiguration: NIConfiguration, Hashable {
     public init(peerToken: DiscoveryToken) { peerDiscoveryToken = peerToken }
 }
 
-/// Interaction with a UWB accessory (as `NINearbyAccessoryConfiguration`).
+/// Interaction with an accessory (as `NINearbyAccessoryConfiguration`), ranged by UWB or,
+/// since iOS 27, by Bluetooth Channel Sounding.
 ///
-/// Accessory configuration data (what an accessory sends over Bluetooth before ranging) is,
-/// here: the magic `NFAC`, a version byte (1), then the accessory's identifier in UTF-8
-/// (1–64 bytes) — the object id its data source reports it under.
+/// Accessory configuration data (what a UWB accessory sends over Bluetooth before ranging)
+/// is, here: the magic `NFAC`, a version byte (1), then the accessory's identifier in UTF-8
+/// (1–64 bytes) — the object id its data source reports it under. A Channel Sounding
+/// accessory is reported under its Bluetooth identifier's `uuidString`.
 public struct NINearbyAccessoryConfiguration: NIConfiguration, Hashable {
     public let accessoryIdentifier: String
     public let bluetoothPeerIdentifier: UUID?
+    /// The Bluetooth identifier of a Channel Sounding accessory, and the one it had before
+    /// (reconnection); `nil` for UWB accessories.
+    public let bluetoothChannelSoundingIdentifier: UUID?
+    public let previousBluetoothIdentifier: UUID?
     public var isCameraAssistanceEnabled = false
+
+    /// The radio this configuration ranges with.
+    public var ranging: RangingTechnology { bluetoothChannelSoundingIdentifier == nil ? .uwb : .bluetoothChannelSounding }
+
+    /// Ranging with a Bluetooth Channel Sounding accessory (iOS 27): distance only; its
+    /// direction comes from camera assistance. Running it on a device without Channel
+    /// Sounding (`DeviceCapabilities.supportsBluetoothChannelSounding`) invalidates the
+    /// session with `NIError.Code.unsupportedPlatform`.
+    public init(bluetoothChannelSoundingIdentifier bluetoothIdentifier: UUID, previousBluetoothIdentifier: UUID?) {
+        accessoryIdentifier = bluetoothIdentifier.uuidString
+        bluetoothPeerIdentifier = nil
+        bluetoothChannelSoundingIdentifier = bluetoothIdentifier
+        self.previousBluetoothIdentifier = previousBluetoothIdentifier
+    }
 
     /// Reads accessory configuration data; throws `NIError(.invalidConfiguration)` for
     /// anything malformed.
@@ -44,6 +64,8 @@ public struct NINearbyAccessoryConfiguration: NIConfiguration, Hashable {
         }
         accessoryIdentifier = identifier
         self.bluetoothPeerIdentifier = bluetoothPeerIdentifier
+        bluetoothChannelSoundingIdentifier = nil
+        previousBluetoothIdentifier = nil
     }
 
     /// The configuration data an accessory with this identifier sends.

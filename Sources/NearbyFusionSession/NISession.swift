@@ -194,8 +194,15 @@ public final class NISession: @unchecked Sendable {
             return
         }
         let capabilities = source.capabilities
-        guard capabilities.supportsPreciseDistanceMeasurement else {
-            return invalidateLocked(error: NIError(.unsupportedPlatform, "the device has no UWB ranging"))
+        let ranging = (new as? NINearbyAccessoryConfiguration)?.ranging ?? .uwb
+        if ranging == .bluetoothChannelSounding {
+            guard capabilities.supportsBluetoothChannelSounding else {
+                return invalidateLocked(error: NIError(.unsupportedPlatform, "the device has no Bluetooth Channel Sounding"))
+            }
+        } else {
+            guard capabilities.supportsPreciseDistanceMeasurement else {
+                return invalidateLocked(error: NIError(.unsupportedPlatform, "the device has no UWB ranging"))
+            }
         }
         if new.isCameraAssistanceEnabled && !capabilities.supportsCameraAssistance {
             return invalidateLocked(error: NIError(.invalidConfiguration, "camera assistance is not supported on this device"))
@@ -228,7 +235,7 @@ public final class NISession: @unchecked Sendable {
         let same = configuration.map { Self.sameConfiguration($0, new) } ?? false
         if !same || engine == nil {
             var e = FusionEngine(capabilities: capabilities, cameraAssistanceEnabled: new.isCameraAssistanceEnabled)
-            handle = e.register(objectID: id, kind: new is NINearbyPeerConfiguration ? .peer : .accessory)
+            handle = e.register(objectID: id, kind: new is NINearbyPeerConfiguration ? .peer : .accessory, ranging: ranging)
             if let handle { e.updateMotionState(motionState, for: handle) }
             engine = e
             objectID = id

@@ -92,6 +92,41 @@ struct SessionTests {
         #expect(streamed.contains(.wasSuspended) && streamed.contains(.suspensionEnded))
     }
 
+    @Test func channelSoundingAccessoriesRunOnlyWhereSupportedAndPauseInTheBackground() throws {
+        let id = UUID()
+        var configuration = NINearbyAccessoryConfiguration(bluetoothChannelSoundingIdentifier: id, previousBluetoothIdentifier: nil)
+        configuration.isCameraAssistanceEnabled = true
+        #expect(configuration.ranging == .bluetoothChannelSounding && configuration.accessoryIdentifier == id.uuidString)
+        // A device without Channel Sounding: the session is invalidated, as Nearby Interaction does.
+        let unsupported = NISession(source: ManualSource(capabilities: DeviceCapabilities(supportsBluetoothChannelSounding: false)))
+        let refused = RecordingDelegate()
+        unsupported.delegate = refused
+        unsupported.run(configuration)
+        unsupported.waitUntilIdle()
+        #expect(refused.events.contains { if case .didInvalidate(let e) = $0 { return e.code == .unsupportedPlatform } else { return false } })
+        // A device with it: distances arrive, a radio direction never (the radio gives none);
+        // the background suspends the session, and it resumes only when run again.
+        let source = ManualSource()
+        let session = NISession(source: source)
+        let delegate = RecordingDelegate()
+        session.delegate = delegate
+        session.run(configuration)
+        for k in 0..<5 { source.send(Self.pose(Double(k) * 0.2)); source.send(Self.uwb(Double(k) * 0.2 + 0.01, id.uuidString)) }
+        source.send(.suspended)
+        source.send(Self.uwb(1.5, id.uuidString))
+        source.send(.suspensionEnded)
+        session.waitUntilIdle()
+        let updates = delegate.events.compactMap { e -> NINearbyObject? in if case .didUpdate(let o) = e { return o.first } else { return nil } }
+        #expect(updates.count == 5, "no update while suspended")
+        #expect(updates.allSatisfy { $0.distance != nil && $0.direction == nil && $0.accessoryIdentifier == id.uuidString })
+        #expect(delegate.events.contains(.wasSuspended) && delegate.events.contains(.suspensionEnded))
+        session.run(configuration)
+        source.send(Self.pose(2.0)); source.send(Self.uwb(2.01, id.uuidString))
+        session.waitUntilIdle()
+        #expect(delegate.events.filter { if case .didUpdate = $0 { return true } else { return false } }.count == 6)
+        session.invalidate()
+    }
+
     @Test func updateMotionStateReachesTheEstimate() throws {
         let source = ManualSource()
         let session = NISession(source: source)
