@@ -59,8 +59,9 @@ struct Evaluate: ParsableCommand {
 
     static func printStatistics(_ title: String, _ s: ErrorStatistics?) {
         guard let s else { print("  \(title.padding(toLength: 27, withPad: " ", startingAt: 0)) none published"); return }
-        print("  \(title.padding(toLength: 27, withPad: " ", startingAt: 0))" + String(format: "max %.3f  mean %.3f  median %.3f  min %.3f  rmse %.3f  std %.3f  p95 %.3f  (n %d)",
-                                                                       s.max, s.mean, s.median, s.min, s.rmse, s.std, s.p95, s.count))
+        func g(_ x: Double) -> String { Figure.text(x, decimals: 3) }
+        print("  \(title.padding(toLength: 27, withPad: " ", startingAt: 0))"
+            + "max \(g(s.max))  mean \(g(s.mean))  median \(g(s.median))  min \(g(s.min))  rmse \(g(s.rmse))  std \(g(s.std))  p95 \(g(s.p95))  (n \(s.count))")
     }
 
     static func encode<T: Encodable>(_ value: T) throws -> String {
@@ -106,7 +107,10 @@ struct Evaluate: ParsableCommand {
         let rows = reports.map { RecordingEvaluation.pooled($0.objects, name: $0.recording) }
         let total = RecordingEvaluation.pooled(rows, name: "total")
         if json { print(try Self.encode(FolderReport(recordings: reports, skipped: skipped, total: total))); return }
-        func f(_ x: Double?, _ format: String) -> String { x.map { String(format: format, $0) } ?? "—" }
+        func f(_ x: Double?, _ format: String) -> String {
+            guard let x, x.isFinite else { return "—" }
+            return abs(x) < 1e6 ? String(format: format, x) : Figure.text(x, decimals: 0)
+        }
         print("| recording | updates | angle err median ° | p95 ° | position err median m | p95 m | converged after s | angle available | transform available | CRLB √tr m | RMSE/CRLB | mean NEES | false converged |")
         print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         for r in rows + [total] {

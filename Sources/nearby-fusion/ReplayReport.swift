@@ -40,7 +40,10 @@ enum ReplayReport {
                 if let w = e.worldTransform {
                     let p = w.translation
                     out += "  world position    (\(f(p.x)), \(f(p.y)), \(f(p.z))) m"
-                    if let truth = o.truthInWorld { out += ", \(f((p - truth).length * 100, 1)) cm from truth" }
+                    if let truth = o.truthInWorld {
+                        let error = (p - truth).scaledLength
+                        out += error < 100 ? ", \(f(error * 100, 1)) cm from truth" : ", \(Figure.text(error, decimals: 1)) m from truth"
+                    }
                     out += "\n"
                 } else {
                     out += "  world position    —\n"

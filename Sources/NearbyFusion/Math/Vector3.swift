@@ -45,6 +45,15 @@ public struct Vector3: Hashable, Sendable, CustomStringConvertible {
 
     /// Squared Euclidean norm `‖a‖²`.
     @inlinable @inline(__always) public var lengthSquared: Double { x * x + y * y + z * z }
+    /// `‖v‖` computed as `m √((x/m)² + (y/m)² + (z/m)²)` with `m` the largest |component|:
+    /// finite for every finite vector (`length` overflows past ~1e154). For reports and
+    /// evaluation, not the per-update path.
+    public var scaledLength: Double {
+        let m = Swift.max(abs(x), abs(y), abs(z))
+        guard m > 0, m.isFinite else { return m == 0 ? 0 : .infinity }
+        let a = x / m, b = y / m, c = z / m
+        return m * (a * a + b * b + c * c).squareRoot()
+    }
 
     /// `a / ‖a‖`; the zero vector stays zero (never NaN).
     @inlinable @inline(__always) public var normalized: Vector3 {

@@ -15,26 +15,35 @@ public struct ErrorStatistics: Codable, Sendable, Equatable {
     /// The 95th percentile (linear interpolation).
     public var p95: Double
 
-    /// `nil` for no values.
+    /// `nil` for no values, or when any value is not finite. Every figure of a finite set
+    /// is finite, however large its values (up to `Double.greatestFiniteMagnitude`): sums
+    /// are taken of the values divided by the largest magnitude `M`, so `Σ eᵢ²` cannot
+    /// overflow (`rmse = M √(Σ (eᵢ/M)² / n)`), and quantiles interpolate as
+    /// `a + f (b − a)` on scaled values.
     public init?(_ values: [Double]) {
-        guard !values.isEmpty else { return nil }
+        guard !values.isEmpty, values.allSatisfy(\.isFinite) else { return nil }
         let sorted = values.sorted()
         let n = Double(values.count)
         count = values.count
         max = sorted.last!
         min = sorted.first!
-        mean = values.reduce(0, +) / n
+        let scale = Swift.max(abs(max), abs(min), .leastNormalMagnitude)
+        let scaled = values.map { $0 / scale }
+        let scaledMean = scaled.reduce(0, +) / n
+        mean = scale * scaledMean
         median = Self.quantile(sorted, 0.5)
         p95 = Self.quantile(sorted, 0.95)
-        rmse = (values.reduce(0) { $0 + $1 * $1 } / n).squareRoot()
-        let m = mean
-        std = (values.reduce(0) { $0 + ($1 - m) * ($1 - m) } / n).squareRoot()
+        rmse = scale * (scaled.reduce(0) { $0 + $1 * $1 } / n).squareRoot()
+        std = scale * (scaled.reduce(0) { $0 + ($1 - scaledMean) * ($1 - scaledMean) } / n).squareRoot()
     }
 
-    /// The `q`-quantile of sorted values by linear interpolation.
+    /// The `q`-quantile of sorted finite values by linear interpolation, `a + f (b − a)`
+    /// with the difference taken at half scale (no overflow between ±1.8e308).
     static func quantile(_ sorted: [Double], _ q: Double) -> Double {
         let x = q * Double(sorted.count - 1)
         let i = Int(x.rounded(.down)), f = x - Double(i)
-        return i + 1 < sorted.count ? sorted[i] * (1 - f) + sorted[i + 1] * f : sorted[i]
+        guard i + 1 < sorted.count, f > 0 else { return sorted[i] }
+        let a = sorted[i], b = sorted[i + 1]
+        return a + 2 * (f * (b / 2 - a / 2))
     }
 }

@@ -134,7 +134,7 @@ public enum RecordingEvaluation {
                     angleError = abs(Angle.degrees(radians: Angle.wrapped(a - trueAngle)))
                     results[k].angleErrors.append(angleError!)
                 }
-                if let w = e.worldTransform { results[k].positionErrors.append((w.translation - p).length) }
+                if let w = e.worldTransform { results[k].positionErrors.append((w.translation - p).scaledLength) }
                 let dy = p.y - device.positionInWorld.y
                 let truthCategory = abs(dy) <= options.levelTolerance ? "same" : (dy > 0 ? "above" : "below")
                 results[k].verticalConfusion[truthCategory]![e.verticalDirectionEstimate?.rawValue ?? "null"]! += 1
@@ -142,7 +142,7 @@ public enum RecordingEvaluation {
                     results[k].convergedCount += 1
                     if let w = e.worldTransform, let bound = fisher[k].inverse, bound.trace > 0 {
                         results[k].crlbValues.append(bound.trace.squareRoot())
-                        results[k].convergedErrors.append((w.translation - p).length)
+                        results[k].convergedErrors.append((w.translation - p).scaledLength)
                     }
                     if let error = angleError, error > 15 { results[k].falseConvergedCount += 1 }
                     if let moments, let inverse = moments.covariance.inverse {
@@ -198,12 +198,12 @@ extension ObjectEvaluation {
         horizontalAngleErrorDegrees = ErrorStatistics(angleErrors)
         positionErrorMetres = ErrorStatistics(positionErrors)
         falseConvergedRate = convergedCount > 0 ? Double(falseConvergedCount) / Double(convergedCount) : nil
-        meanNEES = neesValues.isEmpty ? nil : neesValues.reduce(0, +) / Double(neesValues.count)
+        // Every figure is finite or absent (`null` in JSON, `—` in tables).
+        meanNEES = ErrorStatistics(neesValues)?.mean
         crlbPositionMetres = ErrorStatistics(crlbValues)?.median
-        if !crlbValues.isEmpty {
-            let rmse = (convergedErrors.reduce(0) { $0 + $1 * $1 } / Double(convergedErrors.count)).squareRoot()
-            let rmsBound = (crlbValues.reduce(0) { $0 + $1 * $1 } / Double(crlbValues.count)).squareRoot()
-            rmseOverCRLB = rmsBound > 0 ? rmse / rmsBound : nil
+        if let rmse = ErrorStatistics(convergedErrors)?.rmse, let rmsBound = ErrorStatistics(crlbValues)?.rmse, rmsBound > 0 {
+            let ratio = rmse / rmsBound
+            rmseOverCRLB = ratio.isFinite ? ratio : nil
         }
         rawDirectionAvailability = updates > 0 ? Double(rawDirectionCount) / Double(updates) : nil
         rawHorizontalAngleErrorDegrees = ErrorStatistics(rawAngleErrors)
