@@ -37,3 +37,60 @@ struct ReliabilityTests {
         #expect(replay.status == 0 && replay.stdout.contains("1e+308 m from truth") && !replay.stdout.contains("inf"))
     }
 }
+
+/// One answer per input: encodings and messages (issue 10, items 2 and 7).
+@Suite("encodings and messages")
+struct EncodingTests {
+    static let header = #"{"type":"header","format":"nearby-recording","version":1,"device":{"name":"phone"},"objects":[{"id":"tag","kind":"accessory"}]}"#
+
+    /// The error reading `bytes` gives through the fast and the strict path (they must agree).
+    static func errors(_ bytes: [UInt8]) throws -> (fast: String?, strict: String?) {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("encoding-\(UUID().uuidString).jsonl")
+        try Data(bytes).write(to: url)
+        func read(_ fast: Bool) -> String? {
+            do { _ = try RecordingReader.readAll(path: url.path, fastPath: fast); return nil } catch {
+                return error.description.replacingOccurrences(of: url.path, with: "F")
+            }
+        }
+        return (read(true), read(false))
+    }
+
+    @Test func aByteOrderMarkOrUTF16IsNamed() throws {
+        let bom = try Self.errors([0xEF, 0xBB, 0xBF] + Array((Self.header + "\n").utf8))
+        #expect(bom.fast == "F:1: UTF-8 byte-order mark at the start of the file: remove it (recordings are UTF-8 without a BOM)")
+        let utf16 = try Self.errors([0xFF, 0xFE] + Array((Self.header + "\n").utf16).flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })
+        #expect(utf16.fast == "F:1: UTF-16 text (byte-order mark): recordings are UTF-8")
+    }
+
+    @Test(arguments: [
+        // An unknown key's value (the fast decoder skipped it), a lone continuation byte, an
+        // overlong '/', a surrogate, a truncated sequence at the end of the line.
+        (#"{"type":"uwb","t":0.5,"object":"tag","distance":3,"note":"a"#, [0xFF], #"b"}"#),
+        (#"{"type":"uwb","t":0.5,"object":"tag","distance":3,"note":""#, [0x80], #""}"#),
+        (#"{"type":"uwb","t":0.5,"object":"tag","distance":3,"note":""#, [0xC0, 0xAF], #""}"#),
+        (#"{"type":"uwb","t":0.5,"object":"tag","distance":3,"note":""#, [0xED, 0xA0, 0x80], #""}"#),
+        (#"{"type":"uwb","t":0.5,"object":"tag","distance":3,"x":""#, [0xE2, 0x82], ""),
+    ])
+    func invalidUTF8AnywhereIsAnErrorNamingLineAndColumn(before: String, bad: [UInt8], after: String) throws {
+        // The column of the first bad byte: the bytes before it, plus one.
+        let column = before.utf8.count + 1
+        let bytes = Array((Self.header + "\n").utf8) + Array(before.utf8) + bad + Array((after + "\n").utf8)
+        let result = try Self.errors(bytes)
+        #expect(result.fast == result.strict)
+        #expect(result.fast?.hasPrefix("F:2: invalid UTF-8 at column \(column)") == true, "\(String(describing: result.fast))")
+        // In the header's device name too.
+        let prefix = #"{"type":"header","format":"nearby-recording","version":1,"device":{"name":"ph"#
+        let header = Array(prefix.utf8) + [0xFF] + Array(#"one"},"objects":[]}"#.utf8) + [0x0A]
+        #expect(try Self.errors(header).fast == "F:1: invalid UTF-8 at column \(prefix.utf8.count + 1)")
+        // Valid multi-byte UTF-8 is fine.
+        let fine = Array((Self.header + "\n").utf8) + Array(#"{"type":"uwb","t":0.5,"object":"tag","distance":3,"note":"é 東 😀"}"#.utf8) + [0x0A]
+        #expect(try Self.errors(fine) == (nil, nil))
+    }
+
+    @Test func controlCharactersInMessagesAreEscaped() throws {
+        let bytes = Array((Self.header + "\n" + #"{"type":"uwb","t":0.5,"object":"tag\u0000\u001b[31m"}"# + "\n").utf8)
+        let message = try #require(try Self.errors(bytes).fast)
+        #expect(message == #"F:2: key 'object': object 'tag\u{0}\u{1b}[31m' is not declared in the header"#)
+        #expect(!message.unicodeScalars.contains { $0.value < 0x20 })
+    }
+}

@@ -16,8 +16,19 @@ public struct RecordingError: Error, Sendable, Hashable, CustomStringConvertible
         self.message = message
     }
 
+    /// Control characters (and DEL) in the message or the key are shown escaped (`\u{0}`),
+    /// never written raw to a terminal.
     public var description: String {
-        if let key { return "\(file):\(line): key '\(key)': \(message)" }
-        return "\(file):\(line): \(message)"
+        let text = key.map { "\(file):\(line): key '\($0)': \(message)" } ?? "\(file):\(line): \(message)"
+        return Self.printable(text)
+    }
+
+    static func printable(_ s: String) -> String {
+        guard s.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return s }
+        var out = ""
+        for scalar in s.unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F { out += "\\u{\(String(scalar.value, radix: 16))}" } else { out.unicodeScalars.append(scalar) }
+        }
+        return out
     }
 }

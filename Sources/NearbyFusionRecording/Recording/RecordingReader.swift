@@ -72,6 +72,11 @@ public struct RecordingReader {
                 for k in range where !(buffer[k] == 0x20 || buffer[k] == 0x09 || buffer[k] == 0x0D) { blank = false; break }
                 if blank { continue }
             }
+            // UTF-8, and nothing else, on every path (the fast decoder does not look inside
+            // values it skips).
+            if let problem = buffer.withUnsafeBufferPointer({ Self.encodingProblem(UnsafeBufferPointer(rebasing: $0[range]), firstLine: decoder.line == 1) }) {
+                throw RecordingError(file: displayName, line: decoder.line, message: problem)
+            }
             if usesFastPath && decoder.sawHeader {
                 let event: RecordingEvent? = buffer.withUnsafeBufferPointer { all in
                     fast.decode(UnsafeBufferPointer(rebasing: all[range]), lastTime: decoder.lastTime)
@@ -140,5 +145,47 @@ public struct RecordingReader {
         var events: [RecordingEvent] = []
         while let e = try reader.next() { events.append(e) }
         return events
+    }
+
+    /// What is wrong with a line's encoding, or `nil` when it is UTF-8: a byte-order mark or
+    /// UTF-16 at the start of the file is named as such; otherwise the column of the first
+    /// byte that does not start a valid UTF-8 sequence (overlong forms, surrogates and code
+    /// points past U+10FFFF included).
+    static func encodingProblem(_ b: UnsafeBufferPointer<UInt8>, firstLine: Bool) -> String? {
+        if firstLine && b.count >= 2 {
+            if b[0] == 0xEF && b.count >= 3 && b[1] == 0xBB && b[2] == 0xBF {
+                return "UTF-8 byte-order mark at the start of the file: remove it (recordings are UTF-8 without a BOM)"
+            }
+            if (b[0] == 0xFF && b[1] == 0xFE) || (b[0] == 0xFE && b[1] == 0xFF) {
+                return "UTF-16 text (byte-order mark): recordings are UTF-8"
+            }
+        }
+        var i = 0
+        let n = b.count
+        while i < n {
+            let c = b[i]
+            if c < 0x80 {
+                if c == 0 { return "a NUL byte at column \(i + 1) (UTF-16 or binary data? recordings are UTF-8 text)" }
+                i += 1
+                continue
+            }
+            let need: Int, lowest: UInt32
+            var scalar: UInt32
+            if c & 0xE0 == 0xC0 { need = 1; scalar = UInt32(c & 0x1F); lowest = 0x80 }
+            else if c & 0xF0 == 0xE0 { need = 2; scalar = UInt32(c & 0x0F); lowest = 0x800 }
+            else if c & 0xF8 == 0xF0 { need = 3; scalar = UInt32(c & 0x07); lowest = 0x10000 }
+            else { return "invalid UTF-8 at column \(i + 1)" }
+            guard i + need < n else { return "invalid UTF-8 at column \(i + 1) (truncated sequence)" }
+            for k in 1...need {
+                let d = b[i + k]
+                guard d & 0xC0 == 0x80 else { return "invalid UTF-8 at column \(i + 1)" }
+                scalar = scalar << 6 | UInt32(d & 0x3F)
+            }
+            if scalar < lowest || scalar > 0x10FFFF || (0xD800...0xDFFF).contains(scalar) {
+                return "invalid UTF-8 at column \(i + 1)"
+            }
+            i += need + 1
+        }
+        return nil
     }
 }
