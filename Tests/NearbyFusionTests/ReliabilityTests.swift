@@ -94,3 +94,19 @@ struct EncodingTests {
         #expect(!message.unicodeScalars.contains { $0.value < 0x20 })
     }
 }
+
+/// The fast and the strict decoder give one verdict (issue 10, item 3).
+@Suite("one verdict per line")
+struct DecoderAgreementTests {
+    @Test(arguments: [
+        #"{"type":"uwb","t":0.5,"object":"tag","distance":3,"x":1,"x":2}"#,
+        #"{"type":"uwb","t":0.5,"object":"tag","x":1,"distance":3,"x":2}"#,
+        #"{"type":"uwb","t":0.5,"object":"tag","distance":3,"x":1,"y":2}"#,
+        #"{"type":"uwb","t":0.5,"object":"tag","distance":3,"distance":4}"#,
+        #"{"type":"pose","t":0.5,"position":[0,1,0],"orientation":[0,0,0,1],"tracking":"normal","a":{"b":1},"a":[1]}"#,
+    ])
+    func duplicateAndUnknownKeysGetTheSameVerdictOnBothPaths(line: String) throws {
+        let (fast, strict) = try EncodingTests.errors(Array((EncodingTests.header + "\n" + line + "\n").utf8))
+        #expect(fast == strict, "fast: \(String(describing: fast)); strict: \(String(describing: strict))")
+    }
+}

@@ -191,6 +191,7 @@ struct FastLineDecoder {
         var trackingIsLimited = false
         var ambient: Double?
         var objectIndex = -1
+        var unknownKeys = 0
         var distance: Double?
         var direction: Vector3?
         if sc.expect(UInt8(ascii: "}")) { return nil }
@@ -209,7 +210,10 @@ struct FastLineDecoder {
                 known = false
             }
             if !known {
-                guard sc.skipValue() else { return nil }   // an unknown key: ignored
+                // An unknown key: ignored. A second one could repeat the first, which the
+                // strict decoder rejects as a duplicate: one verdict, so it decides.
+                unknownKeys += 1
+                guard unknownKeys < 2, sc.skipValue() else { return nil }
             } else if sc.equals(key, "type") {
                 bit = .type
                 guard let v = sc.string() else { return nil }
@@ -263,7 +267,8 @@ struct FastLineDecoder {
                     direction = v
                 }
             } else {
-                guard sc.skipValue() else { return nil }   // an unknown key: ignored
+                unknownKeys += 1
+                guard unknownKeys < 2, sc.skipValue() else { return nil }   // see above
             }
             if let bit {
                 guard seen & bit.rawValue == 0 else { return nil }   // duplicate key
