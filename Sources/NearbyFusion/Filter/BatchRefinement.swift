@@ -64,33 +64,39 @@ public enum BatchRefinement {
         var a = priorInformation
         var b = priorInformation * (priorMean - x)
         var logLikelihood = 0.0
+        // Each residual and its gradient come from the measurement models the EKF uses
+        // (``RangeModel``, ``AzimuthModel``, ``DirectionModel``), linearised at `x`.
+        let o = k.options
         for e in window.entries {
             let c = e.multiplicity
             if e.hasRange {
-                let d = x - e.antennaInWorld
-                let r = d.length
+                let model = RangeModel(antennaInWorld: e.antennaInWorld, standardDeviation: o.rangeStandardDeviation, gate: o.rangeGate)
+                let (r, g) = model.linearised(at: x)
                 if r > 1e-6 {
-                    logLikelihood += accumulate(e.rangeMetres - r, variance: k.rangeVariance, gradient: d / r, multiplicity: c,
+                    logLikelihood += accumulate(model.residual(e.rangeMetres, r), variance: k.rangeVariance, gradient: g, multiplicity: c,
                                                 outlierDensity: k.rangeOutlierDensity, logInlier: k.logInlier, a: &a, b: &b)
                 }
             }
-            if e.direction != .none {
-                let v = e.worldFromDevice.inverseRotate(x - e.antennaInWorld)
-                let rho2 = v.x * v.x + v.z * v.z
-                if rho2 > 1e-12 {
-                    let azRes = Angle.wrapped(e.angles.x - atan2(v.x, -v.z))
-                    let hAz = e.worldFromDevice.rotate(Vector3(-v.z / rho2, 0, v.x / rho2))
-                    logLikelihood += accumulate(azRes, variance: k.azVariance, gradient: hAz, multiplicity: c,
-                                                outlierDensity: k.angleOutlierDensity, logInlier: k.logInlier, a: &a, b: &b)
-                    if e.direction == .azimuthElevation {
-                        let rho = rho2.squareRoot()
-                        let n2 = rho2 + v.y * v.y
-                        let elRes = Angle.wrapped(e.angles.y - atan2(v.y, rho))
-                        let hEl = e.worldFromDevice.rotate(Vector3(-v.y * v.x / (rho * n2), rho / n2, -v.y * v.z / (rho * n2)))
-                        logLikelihood += accumulate(elRes, variance: k.elVariance, gradient: hEl, multiplicity: c,
-                                                    outlierDensity: k.angleOutlierDensity, logInlier: k.logInlier, a: &a, b: &b)
-                    }
-                }
+            switch e.direction {
+            case .none: break
+            case .azimuth:
+                let model = AzimuthModel(antennaInWorld: e.antennaInWorld, worldFromDevice: e.worldFromDevice,
+                                         standardDeviation: o.azimuthStandardDeviation, gate: o.rangeGate)
+                let (h, g) = model.linearised(at: x)
+                guard g != .zero else { break }   // on the device's ±Y axis: no information
+                logLikelihood += accumulate(model.residual(e.angles.x, h), variance: k.azVariance, gradient: g, multiplicity: c,
+                                            outlierDensity: k.angleOutlierDensity, logInlier: k.logInlier, a: &a, b: &b)
+            case .azimuthElevation:
+                let model = DirectionModel(antennaInWorld: e.antennaInWorld, worldFromDevice: e.worldFromDevice,
+                                           azimuthStandardDeviation: o.azimuthStandardDeviation,
+                                           elevationStandardDeviation: o.elevationStandardDeviation, gate: o.directionGate)
+                let (h, j) = model.linearised(at: x)
+                guard j.row0 != .zero else { break }
+                let residual = model.residual(e.angles, h)
+                logLikelihood += accumulate(residual.x, variance: k.azVariance, gradient: j.row0, multiplicity: c,
+                                            outlierDensity: k.angleOutlierDensity, logInlier: k.logInlier, a: &a, b: &b)
+                logLikelihood += accumulate(residual.y, variance: k.elVariance, gradient: j.row1, multiplicity: c,
+                                            outlierDensity: k.angleOutlierDensity, logInlier: k.logInlier, a: &a, b: &b)
             }
         }
         return (a, b, logLikelihood)

@@ -54,7 +54,11 @@ public struct DirectionModel: PlanarMeasurementModel, Sendable {
     }
 
     @inlinable public func jacobian(_ objectInWorld: Vector3) -> Jacobian2x3 {
-        let v = worldFromDevice.inverseRotate(objectInWorld - antennaInWorld)
+        Self.jacobian(deviceFrame: worldFromDevice.inverseRotate(objectInWorld - antennaInWorld), worldFromDevice: worldFromDevice)
+    }
+
+    /// `∂h/∂p` from `v = Rᵀ(p − a)`; zero rows at the device's ±Y axis (`ρ = 0`).
+    @inlinable static func jacobian(deviceFrame v: Vector3, worldFromDevice: Quaternion) -> Jacobian2x3 {
         let rho2 = v.x * v.x + v.z * v.z
         let n2 = rho2 + v.y * v.y
         guard rho2 > 1e-18 else { return Jacobian2x3(row0: .zero, row1: .zero) }
@@ -62,6 +66,12 @@ public struct DirectionModel: PlanarMeasurementModel, Sendable {
         let dAzimuth = Vector3(-v.z / rho2, 0, v.x / rho2)
         let dElevation = Vector3(-v.y * v.x / (rho * n2), rho / n2, -v.y * v.z / (rho * n2))
         return Jacobian2x3(row0: worldFromDevice.rotate(dAzimuth), row1: worldFromDevice.rotate(dElevation))
+    }
+
+    /// `h(p)` and `∂h/∂p` from one rotation `v = Rᵀ(p − a)`.
+    @inlinable public func linearised(at objectInWorld: Vector3) -> (predicted: Vector2, jacobian: Jacobian2x3) {
+        let v = worldFromDevice.inverseRotate(objectInWorld - antennaInWorld)
+        return (DeviceAngles.azimuthElevation(v), Self.jacobian(deviceFrame: v, worldFromDevice: worldFromDevice))
     }
 
     @inlinable public func residual(_ measured: Vector2, _ predicted: Vector2) -> Vector2 {
@@ -90,10 +100,15 @@ public struct AzimuthModel: ScalarMeasurementModel, Sendable {
     }
 
     @inlinable public func jacobian(_ objectInWorld: Vector3) -> Vector3 {
+        linearised(at: objectInWorld).jacobian
+    }
+
+    /// `h(p)` and `∂h/∂p` from one rotation `v = Rᵀ(p − a)`.
+    @inlinable public func linearised(at objectInWorld: Vector3) -> (predicted: Double, jacobian: Vector3) {
         let v = worldFromDevice.inverseRotate(objectInWorld - antennaInWorld)
         let rho2 = v.x * v.x + v.z * v.z
-        guard rho2 > 1e-18 else { return .zero }
-        return worldFromDevice.rotate(Vector3(-v.z / rho2, 0, v.x / rho2))
+        guard rho2 > 1e-18 else { return (atan2(v.x, -v.z), .zero) }
+        return (atan2(v.x, -v.z), worldFromDevice.rotate(Vector3(-v.z / rho2, 0, v.x / rho2)))
     }
 
     @inlinable public func residual(_ measured: Double, _ predicted: Double) -> Double {

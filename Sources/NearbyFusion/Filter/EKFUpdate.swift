@@ -44,9 +44,9 @@ public enum EKFUpdate {
     ) -> UpdateOutcome {
         // (1) innovation and its variance, with the model's second-order terms:
         //     ν = z ⊖ (h(x) + ½tr(∇²h P)), S = hᵀPh + ½tr((∇²h P)²) + σ².
-        let h = model.jacobian(mean)
+        let (predicted, h) = model.linearised(at: mean)
         let second = model.secondOrderTerms(mean, covariance: covariance)
-        let nu = model.residual(z, model.predicted(mean) + second.meanShift)
+        let nu = model.residual(z, predicted + second.meanShift)
         let ph = covariance * h
         let s = h.dot(ph) + second.variance + model.variance
         guard s > 0, s.isFinite, nu.isFinite else {
@@ -105,8 +105,9 @@ public struct PlanarInnovation: Sendable {
 
     @inlinable
     public init<M: PlanarMeasurementModel>(model: M, measured z: Vector2, mean: Vector3, covariance: Matrix3) {
-        jacobian = model.jacobian(mean)
-        innovation = model.residual(z, model.predicted(mean))
+        let linearisation = model.linearised(at: mean)
+        jacobian = linearisation.jacobian
+        innovation = model.residual(z, linearisation.predicted)
         ph0 = covariance * jacobian.row0
         ph1 = covariance * jacobian.row1
         let r = model.covariance

@@ -96,9 +96,9 @@ public struct KinematicGaussian: Sendable, Hashable {
     @inlinable
     public mutating func update<M: ScalarMeasurementModel>(model: M, measured z: Double, gated: Bool = true) -> UpdateOutcome {
         // (1)
-        let h = model.jacobian(positionInWorld)
+        let (predicted, h) = model.linearised(at: positionInWorld)
         let second = model.secondOrderTerms(positionInWorld, covariance: positionCovariance)
-        let nu = model.residual(z, model.predicted(positionInWorld) + second.meanShift)
+        let nu = model.residual(z, predicted + second.meanShift)
         let r = model.variance + second.variance
         return correct(h: h, innovation: nu, noiseVariance: r, gate: gated ? model.gate : .infinity)
     }

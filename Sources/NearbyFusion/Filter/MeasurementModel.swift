@@ -15,6 +15,10 @@ public protocol ScalarMeasurementModel {
     func jacobian(_ objectInWorld: Vector3) -> Vector3
     /// `z − ẑ`, wrapped where the measurement is an angle.
     func residual(_ measured: Double, _ predicted: Double) -> Double
+    /// `h(p)` and `∂h/∂p` together (a model overrides it to share their common work, e.g. one
+    /// rotation into the device frame). Every estimator step — the EKF, the IMM's models and
+    /// the batch solver — linearises through it.
+    func linearised(at objectInWorld: Vector3) -> (predicted: Double, jacobian: Vector3)
     /// Second-order terms for a curved `h` under the state covariance `P`: the mean shift
     /// `½ tr(∇²h P)` added to the prediction and the variance `½ tr((∇²h P)²)` added to
     /// `S` (the second-order EKF). A model that is nearly linear returns `(0, 0)`.
@@ -22,6 +26,10 @@ public protocol ScalarMeasurementModel {
 }
 
 extension ScalarMeasurementModel {
+    @inlinable public func linearised(at objectInWorld: Vector3) -> (predicted: Double, jacobian: Vector3) {
+        (predicted(objectInWorld), jacobian(objectInWorld))
+    }
+
     /// The first-order normalised innovation squared `ν²/s` of a measurement `z` against a
     /// Gaussian `N(p, P)`: `ν = z ⊖ h(p)`, `s = H P Hᵀ + σ²` — the quantity every gate
     /// compares with its chi-square bound.
@@ -52,4 +60,12 @@ public protocol PlanarMeasurementModel {
     func jacobian(_ objectInWorld: Vector3) -> Jacobian2x3
     /// `z − ẑ`, angles wrapped into `(−π, π]`.
     func residual(_ measured: Vector2, _ predicted: Vector2) -> Vector2
+    /// `h(p)` and `∂h/∂p` together (see ``ScalarMeasurementModel/linearised(at:)``).
+    func linearised(at objectInWorld: Vector3) -> (predicted: Vector2, jacobian: Jacobian2x3)
+}
+
+extension PlanarMeasurementModel {
+    @inlinable public func linearised(at objectInWorld: Vector3) -> (predicted: Vector2, jacobian: Jacobian2x3) {
+        (predicted(objectInWorld), jacobian(objectInWorld))
+    }
 }

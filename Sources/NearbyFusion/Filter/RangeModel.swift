@@ -28,6 +28,13 @@ public struct RangeModel: ScalarMeasurementModel, Sendable {
 
     @inlinable public func residual(_ measured: Double, _ predicted: Double) -> Double { measured - predicted }
 
+    /// `‖p − a‖` and `(p − a)ᵀ/‖p − a‖` from one difference and one square root.
+    @inlinable public func linearised(at objectInWorld: Vector3) -> (predicted: Double, jacobian: Vector3) {
+        let d = objectInWorld - antennaInWorld
+        let r = d.length
+        return (r, r > 0 ? d / r : .zero)
+    }
+
     /// The range is curved: its Hessian is `∇²h = (I − uuᵀ)/r`. While a hypothesis is
     /// wide across the line of sight (right after the sphere is tiled), the expected range
     /// exceeds `‖μ − a‖` by `½ tr(∇²h P) = (tr P − uᵀPu)/(2r)` and the linearised `S`
