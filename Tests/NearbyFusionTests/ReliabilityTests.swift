@@ -110,3 +110,15 @@ struct DecoderAgreementTests {
         #expect(fast == strict, "fast: \(String(describing: fast)); strict: \(String(describing: strict))")
     }
 }
+
+/// Numbers beyond a double are named, not echoed as `inf` (issue 10, item 7).
+@Suite("numbers out of range")
+struct NumberRangeTests {
+    @Test func anOverflowingNumberIsNamedWithItsKeyOnBothPaths() throws {
+        let version = try #require(try EncodingTests.errors(Array(#"{"type":"header","format":"nearby-recording","version":1e309,"device":{},"objects":[]}"#.utf8) + [0x0A]).fast)
+        #expect(version == "F:1: key 'version': not a finite number (out of range of a double)")
+        let line = #"{"type":"uwb","t":0.5,"object":"tag","distance":-2e400}"#
+        let (fast, strict) = try EncodingTests.errors(Array((EncodingTests.header + "\n" + line + "\n").utf8))
+        #expect(fast == strict && fast == "F:2: key 'distance': not a finite number", "\(String(describing: fast))")
+    }
+}

@@ -83,6 +83,7 @@ struct RecordingDecoder {
         guard format == "nearby-recording" else { throw error("format", "unknown format '\(format)' (expected nearby-recording)") }
         guard let versionValue = value["version"] else { throw error("version", "missing required key") }
         guard case .number(let version) = versionValue else { throw error("version", "expected a number, found \(versionValue.typeName)") }
+        guard version.isFinite else { throw error("version", "not a finite number (out of range of a double)") }
         guard version == 1 else { throw error("version", "unsupported version \(version.formatted) (this reader supports 1)") }
         guard let device = value["device"] else { throw error("device", "missing required key") }
         guard case .object = device else { throw error("device", "expected an object, found \(device.typeName)") }
