@@ -2,6 +2,9 @@ import ArgumentParser
 
 @main
 struct NearbyFusionCommand: ParsableCommand {
+    /// The tool's version and the recording format version it reads and writes.
+    static let version = "nearby-fusion 0.4.0 (nearby-recording format 1)"
+
     static let configuration = CommandConfiguration(
         commandName: "nearby-fusion",
         abstract: "UWB + VIO fusion in the manner of Nearby Interaction's camera assistance.",
@@ -10,5 +13,6 @@ struct NearbyFusionCommand: ParsableCommand {
         (the message names file, line and key); 2 `coach` expectations failed; \
         64 bad command-line arguments.
         """,
+        version: NearbyFusionCommand.version,
         subcommands: [Replay.self, Evaluate.self, Coach.self, Report.self, Simulate.self, Accuracy.self, Bench.self])
 }

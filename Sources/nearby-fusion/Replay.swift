@@ -69,6 +69,12 @@ struct Replay: ParsableCommand {
                 }
             }
             progress.finish()
+            // An object the recording does not have is an error, and no output is left behind
+            // (nothing is committed before this point).
+            if let object, !summary.objects.contains(where: { $0.objectID == object }) {
+                let known = summary.objects.map(\.objectID).joined(separator: ", ")
+                throw CommandFailure(message: "--object '\(object)': the recording has no such object (it has: \(known))")
+            }
             try sink?.commit()
             try tumSink?.commit()
             try truthSink?.commit()

@@ -107,3 +107,25 @@ struct CommandLineTests {
         #expect(a.stdout != c.stdout)
     }
 }
+
+/// The command's behaviour at its edges (issue 12).
+@Suite("nearby-fusion command edges")
+struct CommandEdgeTests {
+    @Test func versionIsPrinted() throws {
+        let result = try CommandLineTests.run(["--version"])
+        #expect(result.status == 0)
+        #expect(result.stdout == "nearby-fusion 0.4.0 (nearby-recording format 1)\n")
+    }
+
+    @Test func anUnknownObjectIsAnErrorAndLeavesNoFile() throws {
+        let dir = try OutputSafetyTests.folder()
+        let result = try CommandLineTests.run(["replay", "Datasets/two-tags.jsonl", "--object", "nosuch", "--tum", dir + "/t.tum",
+                                               "--output", dir + "/e.jsonl"])
+        #expect(result.status == 1)
+        #expect(result.stderr == "Error: --object 'nosuch': the recording has no such object (it has: keys, bag)\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir).isEmpty)
+        let known = try CommandLineTests.run(["replay", "Datasets/two-tags.jsonl", "--object", "bag", "--tum", dir + "/t.tum"])
+        #expect(known.status == 0)
+        #expect(try String(contentsOfFile: dir + "/t.tum", encoding: .utf8).split(separator: "\n").count > 10)
+    }
+}
