@@ -73,6 +73,8 @@ struct Evaluate: ParsableCommand {
     struct FolderReport: Encodable {
         var recordings: [RecordingEvaluationReport]
         var skipped: [String]
+        /// Recordings that could not be read, each with its one-line error.
+        var failed: [String]
         var total: ObjectEvaluation
     }
 
@@ -92,6 +94,7 @@ struct Evaluate: ParsableCommand {
         }
         var reports: [RecordingEvaluationReport] = []
         var skipped: [String] = []
+        var failed: [String] = []
         for (k, r) in results.withLock({ $0 }).enumerated() {
             switch r! {
             case .success(let report):
@@ -101,12 +104,17 @@ struct Evaluate: ParsableCommand {
                     reports.append(report)
                 }
             case .failure(let error):
-                throw CommandFailure(message: (error as? RecordingError)?.description ?? "\(files[k]): \(error)")
+                // One bad file does not hide the others: they are evaluated, it is listed.
+                failed.append((error as? RecordingError)?.description ?? (error as? ReplayError)?.description ?? "\(files[k]): \(error)")
             }
         }
         let rows = reports.map { RecordingEvaluation.pooled($0.objects, name: $0.recording) }
         let total = RecordingEvaluation.pooled(rows, name: "total")
-        if json { print(try Self.encode(FolderReport(recordings: reports, skipped: skipped, total: total))); return }
+        if json {
+            print(try Self.encode(FolderReport(recordings: reports, skipped: skipped, failed: failed, total: total)))
+            try Self.failIfAny(failed, of: files.count)
+            return
+        }
         func f(_ x: Double?, _ format: String) -> String {
             guard let x, x.isFinite else { return "—" }
             return abs(x) < 1e6 ? String(format: format, x) : Figure.text(x, decimals: 0)
@@ -124,5 +132,15 @@ struct Evaluate: ParsableCommand {
                 + "\(f(r.rawHorizontalAngleErrorDegrees?.p95, "%.2f")) | — | — | — | \(f(r.rawDirectionAvailability.map { $0 * 100 }, "%.0f%%")) | — | — | — | — | — |")
         }
         for s in skipped { print("skipped (no truth): \(s)") }
+        try Self.failIfAny(failed, of: files.count)
+    }
+
+    /// Lists the recordings that could not be evaluated on standard error and exits 1.
+    static func failIfAny(_ failed: [String], of total: Int) throws {
+        guard !failed.isEmpty else { return }
+        var text = "\(failed.count) of \(total) recordings could not be evaluated:\n"
+        for f in failed { text += "  \(f)\n" }
+        FileHandle.standardError.write(Data(text.utf8))
+        throw ExitCode.failure
     }
 }

@@ -129,3 +129,22 @@ struct CommandEdgeTests {
         #expect(try String(contentsOfFile: dir + "/t.tum", encoding: .utf8).split(separator: "\n").count > 10)
     }
 }
+
+extension CommandEdgeTests {
+    @Test func aFolderWithABadFileEvaluatesTheGoodOnesAndListsTheBad() throws {
+        let dir = try OutputSafetyTests.folder()
+        for name in ["coached-sweep", "two-tags"] {
+            try FileManager.default.copyItem(atPath: CommandLineTests.packageRoot.appendingPathComponent("Datasets/\(name).jsonl").path,
+                                             toPath: "\(dir)/\(name).jsonl")
+        }
+        try #"{"type":"header""#.write(toFile: dir + "/broken.jsonl", atomically: false, encoding: .utf8)
+        let table = try CommandLineTests.run(["evaluate", dir])
+        #expect(table.status == 1)
+        #expect(table.stdout.contains("| coached-sweep.jsonl | 101 |") && table.stdout.contains("| two-tags.jsonl | 200 |"))
+        #expect(table.stderr.hasPrefix("1 of 3 recordings could not be evaluated:\n  \(dir)/broken.jsonl:1: invalid JSON"))
+        let json = try CommandLineTests.run(["evaluate", dir, "--json"])
+        #expect(json.status == 1)
+        let value = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect((value["failed"] as? [String])?.count == 1 && (value["recordings"] as? [Any])?.count == 2)
+    }
+}
