@@ -141,7 +141,7 @@ extension CommandEdgeTests {
         let table = try CommandLineTests.run(["evaluate", dir])
         #expect(table.status == 1)
         #expect(table.stdout.contains("| coached-sweep.jsonl | 101 |") && table.stdout.contains("| two-tags.jsonl | 200 |"))
-        #expect(table.stderr.hasPrefix("1 of 3 recordings could not be evaluated:\n  \(dir)/broken.jsonl:1: invalid JSON"))
+        #expect(table.stderr.hasPrefix("1 of 3 recordings could not be evaluated:\n  \(dir)/broken.jsonl:1: truncated last line"))
         let json = try CommandLineTests.run(["evaluate", dir, "--json"])
         #expect(json.status == 1)
         let value = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
