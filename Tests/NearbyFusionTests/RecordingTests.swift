@@ -53,7 +53,7 @@ struct RecordingTests {
         let text = Self.header + "\n" + """
         { "t" : 0.5 , "type":"pose","tracking":"normal","orientation":[0,0,0,1],"position":[1e-3,-0.0,2.5E+1],"extra":[1,"a",null],"more":{"x":1}}
         {"type":"uwb","object":"tag","t":0.6,"distance":4.25,"direction":[0.6,0,-0.8],"note":"caf\\u00e9"}
-        {"type":"uwb","object":"tag","t":0.7,"distance":12345678901234567890.5,"direction":null}
+        {"type":"uwb","object":"tag","t":0.7,"distance":3.1415926535897932384626433832795,"direction":null}
         {"type":"pose","t":0.8,"position":[0.1,0.2,0.3],"orientation":[0,0,0,1],"tracking":"limited","trackingReason":"relocalizing","ambientIntensity":null}
 
         """

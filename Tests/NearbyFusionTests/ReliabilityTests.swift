@@ -21,20 +21,30 @@ struct ReliabilityTests {
         #expect(Vector3(1e308, 1e308, 0).scaledLength.isFinite && Vector3(3, 4, 0).scaledLength == 5)
     }
 
-    @Test func aValidRecordingWithHugeTruthEvaluatesToFiniteFigures() throws {
-        // Issue 10, item 5: `evaluate --json` died, the table printed inf and -nan.
-        let text = try String(contentsOfFile: CommandLineTests.packageRoot.appendingPathComponent("Datasets/coached-sweep.jsonl").path, encoding: .utf8)
-            .replacingOccurrences(of: #""position":[-1.5,1,-4.8]"#, with: #""position":[0.9,1.2,1e308]"#)
-        #expect(text.contains("1e308"))
-        let path = try RecordingTests.temporaryFile(text, name: "huge-truth.jsonl")
-        let json = try CommandLineTests.run(["evaluate", path, "--json"])
+    @Test func hugeTruthGetsOneVerdictAndLargeErrorsStayFinite() throws {
+        // Issue 10, items 5 and 8: truth at 1e308 made `evaluate --json` die and the table
+        // print inf and -nan. A coordinate beyond 1,000 km is now an error of the recording,
+        // the same for every command; within it, huge errors still give finite figures.
+        let coached = try String(contentsOfFile: CommandLineTests.packageRoot.appendingPathComponent("Datasets/coached-sweep.jsonl").path, encoding: .utf8)
+        let huge = try RecordingTests.temporaryFile(coached.replacingOccurrences(of: #""position":[-1.5,1,-4.8]"#, with: #""position":[0.9,1.2,1e308]"#),
+                                                    name: "huge-truth.jsonl")
+        var verdicts: Set<String> = []
+        for arguments in [["replay", huge], ["evaluate", huge], ["evaluate", huge, "--json"]] {
+            let result = try CommandLineTests.run(arguments)
+            #expect(result.status == 1)
+            verdicts.insert(result.stderr)
+        }
+        #expect(verdicts == ["Error: \(huge):2: key 'position': a coordinate beyond 1000000 m of the origin\n"])
+        let far = try RecordingTests.temporaryFile(coached.replacingOccurrences(of: #""position":[-1.5,1,-4.8]"#, with: #""position":[0.9,1.2,9e5]"#),
+                                                   name: "far-truth.jsonl")
+        let json = try CommandLineTests.run(["evaluate", far, "--json"])
         #expect(json.status == 0, "\(json.stderr)")
         #expect(!json.stdout.contains("inf") && !json.stdout.contains("nan"))
         _ = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8))
-        let table = try CommandLineTests.run(["evaluate", path])
-        #expect(table.status == 0 && !table.stdout.contains("inf") && !table.stdout.contains("nan") && table.stdout.contains("1e+308"))
-        let replay = try CommandLineTests.run(["replay", path])
-        #expect(replay.status == 0 && replay.stdout.contains("1e+308 m from truth") && !replay.stdout.contains("inf"))
+        let table = try CommandLineTests.run(["evaluate", far])
+        #expect(table.status == 0 && !table.stdout.contains("inf") && !table.stdout.contains("nan"))
+        let replay = try CommandLineTests.run(["replay", far])
+        #expect(replay.status == 0 && replay.stdout.contains("m from truth") && !replay.stdout.contains("inf"))
     }
 }
 
@@ -120,5 +130,24 @@ struct NumberRangeTests {
         let line = #"{"type":"uwb","t":0.5,"object":"tag","distance":-2e400}"#
         let (fast, strict) = try EncodingTests.errors(Array((EncodingTests.header + "\n" + line + "\n").utf8))
         #expect(fast == strict && fast == "F:2: key 'distance': not a finite number", "\(String(describing: fast))")
+    }
+}
+
+/// Numbers the engine would only echo are bounded (issue 10, item 8).
+@Suite("bounds on echoed numbers")
+struct BoundsTests {
+    @Test(arguments: [
+        (#"{"type":"uwb","t":0.5,"object":"tag","distance":1e308}"#, "F:2: key 'distance': distance 1e+308 m is beyond any radio's range (at most 1000 m)"),
+        (#"{"type":"uwb","t":0.5,"object":"tag","distance":1000.5}"#, "F:2: key 'distance': distance 1000.5 m is beyond any radio's range (at most 1000 m)"),
+        (#"{"type":"pose","t":0.5,"position":[1e9,1.4,0],"orientation":[0,0,0,1],"tracking":"normal"}"#, "F:2: key 'position': a coordinate beyond 1000000 m of the origin"),
+        (#"{"type":"truth","object":"tag","position":[0.9,1.2,2e6]}"#, "F:2: key 'position': a coordinate beyond 1000000 m of the origin"),
+    ])
+    func aNumberBeyondItsPhysicalBoundIsAnErrorOnBothPaths(line: String, message: String) throws {
+        let (fast, strict) = try EncodingTests.errors(Array((EncodingTests.header + "\n" + line + "\n").utf8))
+        #expect(fast == strict)
+        #expect(fast == message, "\(String(describing: fast))")
+        // A range beyond what is fused (20 m) but within a kilometre stays valid.
+        let far = #"{"type":"uwb","t":0.5,"object":"tag","distance":150}"#
+        #expect(try EncodingTests.errors(Array((EncodingTests.header + "\n" + far + "\n").utf8)) == (nil, nil))
     }
 }

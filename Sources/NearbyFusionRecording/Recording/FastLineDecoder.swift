@@ -224,7 +224,8 @@ struct FastLineDecoder {
                 t = v
             } else if sc.equals(key, "position") {
                 bit = .position
-                guard let v = sc.vector3() else { return nil }
+                guard let v = sc.vector3(), abs(v.x) <= RecordingDecoder.largestCoordinate, abs(v.y) <= RecordingDecoder.largestCoordinate,
+                      abs(v.z) <= RecordingDecoder.largestCoordinate else { return nil }   // the strict decoder names it
                 position = v
             } else if sc.equals(key, "orientation") {
                 bit = .orientation
@@ -257,7 +258,7 @@ struct FastLineDecoder {
             } else if sc.equals(key, "distance") {
                 bit = .distance
                 if !sc.null() {
-                    guard let v = sc.number(), v >= 0 else { return nil }
+                    guard let v = sc.number(), v >= 0, v <= RecordingDecoder.largestDistance else { return nil }
                     distance = v
                 }
             } else if sc.equals(key, "direction") {

@@ -36,6 +36,9 @@ struct RecordingDecoder {
             case .number(let d)?:
                 guard d.isFinite else { throw error("distance", "not a finite number") }
                 guard d >= 0 else { throw error("distance", "negative distance \(d)") }
+                guard d <= Self.largestDistance else {
+                    throw error("distance", "distance \(d.formatted) m is beyond any radio's range (at most \(Int(Self.largestDistance)) m)")
+                }
                 distance = d
             case let other?: throw error("distance", "expected a number or null, found \(other.typeName)")
             }
@@ -225,8 +228,20 @@ struct RecordingDecoder {
         return out
     }
 
+    /// Positions are within this distance of the VIO origin, metres (1,000 km): a VIO session
+    /// that has travelled further is not one this engine can use, and its numbers would only
+    /// be echoed into the estimates.
+    static let largestCoordinate = 1e6
+    /// Ranges are at most this, metres: UWB and Bluetooth Channel Sounding reach tens of
+    /// metres; anything beyond a kilometre is a broken recording (ranges beyond
+    /// `FusionOptions.maximumRange` are valid and never fused).
+    static let largestDistance = 1e3
+
     private func vector3(_ v: JSONValue, key: String) throws(RecordingError) -> Vector3 {
         let n = try numbers(v, key: key, count: 3)
+        guard n.allSatisfy({ abs($0) <= Self.largestCoordinate }) else {
+            throw error(key, "a coordinate beyond \(Int(Self.largestCoordinate)) m of the origin")
+        }
         return Vector3(n[0], n[1], n[2])
     }
 }
