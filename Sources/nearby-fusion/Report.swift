@@ -44,10 +44,19 @@ struct ReportData {
     }
     struct ObjectTrack {
         var id: String
+        /// Every update, for the first ``ReportData/detailedObjects`` objects only.
         var samples: [Sample] = []
         var finalMoments: MixtureMoments?
         var truths: [Vector3] = []
+        /// Kept for every object (the summary table of those beyond the detailed ones).
+        var updates = 0
+        var firstConverged: Double?
+        var lastEstimate: NearbyObjectEstimate?
+        var lastTruth: Vector3?
     }
+    /// Objects drawn in full (maps, time series, timeline); the others are summarised in one
+    /// table, so that the page stays bounded (10,000 objects: a few MB, not 140).
+    static let detailedObjects = 50
     var recording: String
     var devicePath: [Vector3] = []
     var objects: [ObjectTrack] = []
@@ -74,6 +83,12 @@ struct ReportData {
                 if poseCount % 6 == 1 { data.devicePath.append(p.positionInWorld) }   // 10 Hz is plenty to draw
                 if let c = change { data.sessionChanges.append((c.timestamp - t0, c.convergence.status)) }
             case .uwb(let k, let m, let e, let moments):
+                data.objects[k].updates += 1
+                data.objects[k].lastEstimate = e
+                if e.convergence?.status.isConverged == true, data.objects[k].firstConverged == nil {
+                    data.objects[k].firstConverged = m.timestamp - t0
+                }
+                guard k < Self.detailedObjects else { return }
                 var s = Sample(time: m.timestamp - t0, estimate: e, truth: truth[k])
                 if let p = truth[k], let d = pose {
                     s.trueHorizontalAngle = HorizontalAngle.angle(objectInWorld: p, devicePositionInWorld: d.positionInWorld, worldFromDevice: d.worldFromDevice)
@@ -83,7 +98,8 @@ struct ReportData {
                 data.objects[k].finalMoments = moments
             case .truth(let k, _, let p):
                 truth[k] = p
-                data.objects[k].truths.append(p)
+                data.objects[k].lastTruth = p
+                if k < Self.detailedObjects { data.objects[k].truths.append(p) }
             case .removed, .motionState: break
             }
         }
@@ -252,7 +268,7 @@ enum ReportHTML {
         if !data.sessionChanges.isEmpty {
             html += timeline(data, [(0, ConvergenceStatus.unknown)] + data.sessionChanges, title: "session")
         }
-        for o in data.objects {
+        for o in data.objects.prefix(ReportData.detailedObjects) {
             html += "<h2>Object \(escape(o.id))</h2>"
             let last = o.samples.last?.estimate
             var rows: [(String, String)] = [("updates", "\(o.samples.count)")]
@@ -278,6 +294,26 @@ enum ReportHTML {
                 html += "<p>No convergence reported (camera assistance off).</p>"
             }
         }
+        if data.objects.count > ReportData.detailedObjects {
+            html += summaryTable(Array(data.objects.dropFirst(ReportData.detailedObjects)))
+        }
         return html + "</body></html>\n"
+    }
+
+    /// One row per object beyond the detailed ones: what a user checks first.
+    static func summaryTable(_ objects: [ReportData.ObjectTrack]) -> String {
+        var html = "<h2>\(objects.count) more objects, summarised</h2><p>The first \(ReportData.detailedObjects) objects are drawn in full above; "
+            + "the others get one row each, so that the page stays small.</p>"
+            + "<table><tr><th>object</th><th>updates</th><th>first converged (s)</th><th>final horizontalAngle</th>"
+            + "<th>final vertical estimate</th><th>final position error</th></tr>"
+        html.reserveCapacity(objects.count * 160)
+        for o in objects {
+            let e = o.lastEstimate
+            let angle = e?.horizontalAngle.map { String(format: "%.1f°", Angle.degrees(radians: $0)) } ?? "—"
+            let error = e?.worldTransform.flatMap { w in o.lastTruth.map { Figure.text((w.translation - $0).scaledLength * 100, decimals: 1) + " cm" } } ?? "—"
+            html += "<tr><td>\(escape(o.id))</td><td>\(o.updates)</td><td>\(o.firstConverged.map(f) ?? "never")</td><td>\(angle)</td>"
+                + "<td>\(e?.verticalDirectionEstimate?.rawValue ?? "—")</td><td>\(error)</td></tr>"
+        }
+        return html + "</table>"
     }
 }
