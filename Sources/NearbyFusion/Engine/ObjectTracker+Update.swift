@@ -152,9 +152,7 @@ extension ObjectTracker {
         }
         if phase != .idle, ranging == .bluetoothChannelSounding, entry.hasRange,
            movedAwayFromItsRanges(entry, options: o) {
-            resetEstimate()
-            hasConverged = false
-            initialise(rangeMetres: entry.rangeMetres, at: t, pose: pose, antennaInWorld: a, context: context)
+            startOver(from: entry, at: t, pose: pose, context: context)
             return
         }
         if phase != .tracking, mayMove, entry.hasRange, entry.direction == .azimuthElevation {
@@ -176,7 +174,7 @@ extension ObjectTracker {
         if phase == .acquiring {
             rangeAccepted = acquire(entry, dt: dt, ds: ds, pathLength: context.pathLength, options: o)
         } else {
-            rangeAccepted = track(entry, dt: dt, ds: ds, directionCapable: context.capabilities.supportsDirectionMeasurement || ranging != .uwb, options: o)
+            rangeAccepted = track(entry, dt: dt, ds: ds, rangesAlone: directionless && ranging == .uwb, options: o)
         }
         if entry.hasRange {
             if rangeAccepted {
@@ -188,9 +186,7 @@ extension ObjectTracker {
                 if consecutiveRejections >= limit {
                     // The estimate no longer explains the ranges (a first NLOS range, or the
                     // object moved): start again from this range.
-                    resetEstimate()
-                    hasConverged = false
-                    initialise(rangeMetres: entry.rangeMetres, at: t, pose: pose, antennaInWorld: a, context: context)
+                    startOver(from: entry, at: t, pose: pose, context: context)
                     return
                 }
             }
@@ -210,13 +206,14 @@ extension ObjectTracker {
     /// Whether a Channel Sounding object's ranges have drifted away from its estimate: the
     /// mean of the last eight signed normalised innovations `ν/√s` (each the weighted mean
     /// over the hypotheses, `Σ wᵢ νᵢ/√sᵢ`, while acquiring) beyond 1.5 (4.2σ for a still
-    /// object, whose mean of eight has σ 0.35). Its wide range gate (σ 0.4 m) would otherwise let a carried tag drag the
-    /// estimate along the line of sight by ranges alone, bearing stale, and re-converge there.
+    /// object, whose mean of eight has σ 0.35). Its wide range gate (σ 0.4 m) would otherwise
+    /// let a carried tag drag the estimate along the line of sight by ranges alone, bearing
+    /// stale, and re-converge there.
     /// The caller then acquires it afresh. (A tag carried around the user at a constant range
     /// changes no range: a distance-only radio cannot see that motion at all.)
     mutating func movedAwayFromItsRanges(_ entry: WindowEntry, options o: FusionOptions) -> Bool {
         guard !mixture.isEmpty else { return false }
-        let model = RangeModel(antennaInWorld: entry.antennaInWorld, standardDeviation: o.rangeStandardDeviation, gate: o.rangeGate)
+        let model = o.rangeModel(from: entry.antennaInWorld)
         var nu = 0.0
         for h in mixture.hypotheses {
             let w = mixture.count == 1 ? 1 : exp(h.logWeight)
@@ -248,7 +245,7 @@ extension ObjectTracker {
             updatesSinceRefinement = 0
         }
         guard entry.hasRange else { return false }
-        let model = RangeModel(antennaInWorld: entry.antennaInWorld, standardDeviation: o.rangeStandardDeviation, gate: o.rangeGate)
+        let model = o.rangeModel(from: entry.antennaInWorld)
         for h in mixture.hypotheses where h.logWeight > log(0.01) {
             if model.normalizedInnovationSquared(entry.rangeMetres, at: h.meanInWorld, covariance: h.covariance) <= o.rangeGate {
                 return true
@@ -276,15 +273,18 @@ extension ObjectTracker {
     /// then the mode probabilities. The mixture mirrors the published position
     /// (``InteractingMultipleModel/published(certainty:)``).
     ///
-    /// An object expected to keep still, ranged by a device that measures no direction, is
-    /// held stationary unless the app says otherwise: ranges alone cannot tell its motion from
+    /// An object expected to keep still, ranged by UWB on a device that measures no
+    /// direction, is held stationary unless the app says otherwise: ranges alone cannot tell its motion from
     /// a range bias or the odometry's drift (measured on the real distance-only drone sessions:
     /// letting them decide handed the mode to the moving model, which then converged metres
     /// off). A moved tag is then recovered, as before the motion model, by the rejected-range
     /// reset.
-    private mutating func track(_ entry: WindowEntry, dt: Double, ds: Double, directionCapable: Bool,
+    ///
+    /// - Parameter rangesAlone: a UWB object on a device without direction finding (Channel
+    ///   Sounding objects have their own test for motion, `movedAwayFromItsRanges`).
+    private mutating func track(_ entry: WindowEntry, dt: Double, ds: Double, rangesAlone: Bool,
                                 options o: FusionOptions) -> Bool {
-        let hint = motionHint == .unknown && !mayMove && !directionCapable ? .stationary : motionHint
+        let hint = motionHint == .unknown && !mayMove && rangesAlone ? .stationary : motionHint
         let q = o.accessoryRandomWalk * dt + o.driftVariancePerMetre * ds
         motion.predict(seconds: dt, prior: motionPrior(o), hint: hint, accelerationIntensity: o.accelerationIntensities,
                     velocityPriorVariance: o.velocityPriorStandardDeviation * o.velocityPriorStandardDeviation,
@@ -296,20 +296,17 @@ extension ObjectTracker {
         // made motion the likelier mode, each model gates ranges for itself.
         let stationaryGateDecides = !mayMove && motion.movingProbability < 0.5
         if entry.hasRange {
-            rangeAccepted = motion.update(model: RangeModel(antennaInWorld: a, standardDeviation: o.rangeStandardDeviation, gate: o.rangeGate),
+            rangeAccepted = motion.update(model: o.rangeModel(from: a),
                                        measured: entry.rangeMetres, outlierProbability: o.outlierProbability,
                                        outlierSpan: o.rangeOutlierSpan, stationaryGateDecides: stationaryGateDecides)
         }
         switch entry.direction {
         case .none: break
         case .azimuth:
-            _ = motion.update(model: AzimuthModel(antennaInWorld: a, worldFromDevice: rotation,
-                                               standardDeviation: o.azimuthStandardDeviation, gate: o.rangeGate),
+            _ = motion.update(model: o.azimuthModel(from: a, worldFromDevice: rotation),
                            measured: entry.angles.x, outlierProbability: o.outlierProbability, outlierSpan: o.angleOutlierSpan)
         case .azimuthElevation:
-            _ = motion.update(model: DirectionModel(antennaInWorld: a, worldFromDevice: rotation,
-                                                 azimuthStandardDeviation: o.azimuthStandardDeviation,
-                                                 elevationStandardDeviation: o.elevationStandardDeviation, gate: o.directionGate),
+            _ = motion.update(model: o.directionModel(from: a, worldFromDevice: rotation),
                            measured: entry.angles, outlierProbability: o.outlierProbability, outlierSpan: o.angleOutlierSpan)
         }
         motion.updateModeProbabilities(hint: hint)
@@ -317,6 +314,13 @@ extension ObjectTracker {
         publishedVelocity = published.velocityInWorld
         mixture.reset(meanInWorld: published.positionInWorld, covariance: published.positionCovariance)
         return rangeAccepted
+    }
+
+    /// Forgets the estimate and acquires the object afresh from this update's range.
+    private mutating func startOver(from entry: WindowEntry, at t: Double, pose: DevicePose, context: Context) {
+        resetEstimate()
+        hasConverged = false
+        initialise(rangeMetres: entry.rangeMetres, at: t, pose: pose, antennaInWorld: entry.antennaInWorld, context: context)
     }
 
     /// Tiles the first range's sphere with hypotheses and starts a new window.

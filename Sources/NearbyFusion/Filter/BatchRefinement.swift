@@ -70,7 +70,7 @@ public enum BatchRefinement {
         for e in window.entries {
             let c = e.multiplicity
             if e.hasRange {
-                let model = RangeModel(antennaInWorld: e.antennaInWorld, standardDeviation: o.rangeStandardDeviation, gate: o.rangeGate)
+                let model = o.rangeModel(from: e.antennaInWorld)
                 let (r, g) = model.linearised(at: x)
                 if r > 1e-6 {
                     logLikelihood += accumulate(model.residual(e.rangeMetres, r), variance: k.rangeVariance, gradient: g, multiplicity: c,
@@ -80,16 +80,13 @@ public enum BatchRefinement {
             switch e.direction {
             case .none: break
             case .azimuth:
-                let model = AzimuthModel(antennaInWorld: e.antennaInWorld, worldFromDevice: e.worldFromDevice,
-                                         standardDeviation: o.azimuthStandardDeviation, gate: o.rangeGate)
+                let model = o.azimuthModel(from: e.antennaInWorld, worldFromDevice: e.worldFromDevice)
                 let (h, g) = model.linearised(at: x)
                 guard g != .zero else { break }   // on the device's ±Y axis: no information
                 logLikelihood += accumulate(model.residual(e.angles.x, h), variance: k.azVariance, gradient: g, multiplicity: c,
                                             outlierDensity: k.angleOutlierDensity, logInlier: k.logInlier, a: &a, b: &b)
             case .azimuthElevation:
-                let model = DirectionModel(antennaInWorld: e.antennaInWorld, worldFromDevice: e.worldFromDevice,
-                                           azimuthStandardDeviation: o.azimuthStandardDeviation,
-                                           elevationStandardDeviation: o.elevationStandardDeviation, gate: o.directionGate)
+                let model = o.directionModel(from: e.antennaInWorld, worldFromDevice: e.worldFromDevice)
                 let (h, j) = model.linearised(at: x)
                 guard j.row0 != .zero else { break }
                 let residual = model.residual(e.angles, h)

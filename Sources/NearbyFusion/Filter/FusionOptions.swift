@@ -202,3 +202,23 @@ public struct FusionOptions: Sendable, Hashable {
 
     public init() {}
 }
+
+extension FusionOptions {
+    /// The range model from `antennaInWorld` with these options' noise and gate: the one
+    /// every estimator step (batch solver, acquisition gate, IMM) uses.
+    @inlinable public func rangeModel(from antennaInWorld: Vector3) -> RangeModel {
+        RangeModel(antennaInWorld: antennaInWorld, standardDeviation: rangeStandardDeviation, gate: rangeGate)
+    }
+
+    /// The azimuth-only model (1 degree of freedom: the range gate's χ² bound).
+    @inlinable public func azimuthModel(from antennaInWorld: Vector3, worldFromDevice: Quaternion) -> AzimuthModel {
+        AzimuthModel(antennaInWorld: antennaInWorld, worldFromDevice: worldFromDevice, standardDeviation: azimuthStandardDeviation,
+                     gate: rangeGate)
+    }
+
+    /// The azimuth + elevation model.
+    @inlinable public func directionModel(from antennaInWorld: Vector3, worldFromDevice: Quaternion) -> DirectionModel {
+        DirectionModel(antennaInWorld: antennaInWorld, worldFromDevice: worldFromDevice, azimuthStandardDeviation: azimuthStandardDeviation,
+                       elevationStandardDeviation: elevationStandardDeviation, gate: directionGate)
+    }
+}
