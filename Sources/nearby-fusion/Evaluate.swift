@@ -13,7 +13,11 @@ struct Evaluate: ParsableCommand {
         over every published worldTransform; availability is the share of updates publishing each \
         output; the vertical confusion table counts truth category (|Δy| within the level tolerance: \
         same) against what was published; falseConvergedRate is the share of converged updates more \
-        than 15° off; meanNEES is over converged updates (3 is ideal).
+        than 15° off; meanNEES is over converged updates (3 is ideal). "bound allows 3° after" is the \
+        first moment the Cramér–Rao bound (every range and direction so far, at the truth) allows a \
+        1σ horizontal angle of 3°; "lag" is the first convergence minus that moment (the folder total: \
+        the worst object's); "converged after first" is the share of updates converged from the first \
+        convergence on, and "changes/min" the status changes per minute over that span.
         """)
 
     @Argument(help: "A recording with truth lines, or a folder of them (*.jsonl, searched recursively).")
@@ -45,6 +49,10 @@ struct Evaluate: ParsableCommand {
             Self.printStatistics("horizontalAngle error (°)", o.horizontalAngleErrorDegrees)
             Self.printStatistics("position error (m)", o.positionErrorMetres)
             print("  time to convergence   " + (o.timeToConvergenceSeconds.map { String(format: "%.2f s", $0) } ?? "never"))
+            print("  bound allows 3° after " + (o.boundAllowsAngleAfterSeconds.map { String(format: "%.2f s", $0) } ?? "never")
+                  + "  (convergence " + (o.convergenceLagSeconds.map { String(format: "%+.2f s", $0) } ?? "—") + " after that)")
+            print("  after first converged " + (o.convergedShareAfterFirst.map { String(format: "%.0f%% of updates converged", 100 * $0) } ?? "—")
+                  + ", " + (o.statusChangesPerMinute.map { String(format: "%.2f status changes per minute", $0) } ?? "—"))
             print("  false converged rate  " + (o.falseConvergedRate.map { String(format: "%.3f", $0) } ?? "—"))
             print("  mean NEES (converged) " + (o.meanNEES.map { String(format: "%.2f", $0) } ?? "—"))
             print("  availability          " + ["distance", "direction", "horizontalAngle", "verticalDirectionEstimate", "worldTransform"]
@@ -119,17 +127,19 @@ struct Evaluate: ParsableCommand {
             guard let x, x.isFinite else { return "—" }
             return abs(x) < 1e6 ? String(format: format, x) : Figure.text(x, decimals: 0)
         }
-        print("| recording | updates | angle err median ° | p95 ° | position err median m | p95 m | converged after s | angle available | transform available | CRLB √tr m | RMSE/CRLB | mean NEES | false converged |")
-        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        print("| recording | updates | angle err median ° | p95 ° | position err median m | p95 m | converged after s | angle available | transform available | CRLB √tr m | RMSE/CRLB | mean NEES | false converged | bound allows 3° after s | lag s | converged after first | changes/min |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         for r in rows + [total] {
             let name = r.object == "total" ? "**total**" : (r.object as NSString).lastPathComponent
             print("| \(name) | \(r.updates) | \(f(r.horizontalAngleErrorDegrees?.median, "%.2f")) | \(f(r.horizontalAngleErrorDegrees?.p95, "%.2f")) | "
                 + "\(f(r.positionErrorMetres?.median, "%.3f")) | \(f(r.positionErrorMetres?.p95, "%.3f")) | \(f(r.timeToConvergenceSeconds, "%.1f")) | "
                 + "\(f(r.availability["horizontalAngle"].map { $0 * 100 }, "%.0f%%")) | \(f(r.availability["worldTransform"].map { $0 * 100 }, "%.0f%%")) | "
-                + "\(f(r.crlbPositionMetres, "%.3f")) | \(f(r.rmseOverCRLB, "%.2f")) | \(f(r.meanNEES, "%.2f")) | \(f(r.falseConvergedRate, "%.3f")) |")
+                + "\(f(r.crlbPositionMetres, "%.3f")) | \(f(r.rmseOverCRLB, "%.2f")) | \(f(r.meanNEES, "%.2f")) | \(f(r.falseConvergedRate, "%.3f")) | "
+                + "\(f(r.boundAllowsAngleAfterSeconds, "%.1f")) | \(f(r.convergenceLagSeconds, "%+.1f")) | "
+                + "\(f(r.convergedShareAfterFirst.map { $0 * 100 }, "%.0f%%")) | \(f(r.statusChangesPerMinute, "%.2f")) |")
             // Baseline: what the radio alone gives (its direction, no camera assistance).
             print("| \(r.object == "total" ? "total" : name) — raw UWB direction | \(r.updates) | \(f(r.rawHorizontalAngleErrorDegrees?.median, "%.2f")) | "
-                + "\(f(r.rawHorizontalAngleErrorDegrees?.p95, "%.2f")) | — | — | — | \(f(r.rawDirectionAvailability.map { $0 * 100 }, "%.0f%%")) | — | — | — | — | — |")
+                + "\(f(r.rawHorizontalAngleErrorDegrees?.p95, "%.2f")) | — | — | — | \(f(r.rawDirectionAvailability.map { $0 * 100 }, "%.0f%%")) | — | — | — | — | — | — | — | — | — |")
         }
         for s in skipped { print("skipped (no truth): \(s)") }
         try Self.failIfAny(failed, of: files.count)

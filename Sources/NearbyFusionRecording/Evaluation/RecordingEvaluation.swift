@@ -27,6 +27,19 @@ public struct ObjectEvaluation: Codable, Sendable {
     /// Statistical efficiency: RMSE of the converged position error over the RMS of the
     /// bound at the same updates (1 is the best any unbiased estimator can do).
     public var rmseOverCRLB: Double?
+    /// Seconds from the object's first update to the first update at which the Cramér–Rao
+    /// bound allows a horizontal angle within ``RecordingEvaluation/boundAngleDegrees``: the
+    /// 1σ bound on the bearing, `√(eᵀ J⁻¹ e) / d_h` with `e` the horizontal unit vector
+    /// across the line of sight and `d_h` the horizontal distance (evaluated at the truth).
+    public var boundAllowsAngleAfterSeconds: Double?
+    /// First convergence minus that moment, seconds (negative: converged before the bound
+    /// allowed the angle).
+    public var convergenceLagSeconds: Double?
+    /// Share of updates converged from the first convergence on (0…1).
+    public var convergedShareAfterFirst: Double?
+    /// Changes of status between converged and not converged from the first convergence
+    /// to the last update, per minute.
+    public var statusChangesPerMinute: Double?
     /// Baseline without camera assistance: the radio's own direction, projected to a
     /// horizontal angle with the device pose. Share of updates that have one…
     public var rawDirectionAvailability: Double?
@@ -42,10 +55,20 @@ public struct ObjectEvaluation: Codable, Sendable {
     var convergedErrors: [Double] = []
     var rawAngleErrors: [Double] = []
     var rawDirectionCount = 0
+    /// Updates from the first convergence on, how many of them converged, status changes
+    /// among them, and the seconds they span (for pooling).
+    var updatesAfterFirst = 0
+    var convergedAfterFirst = 0
+    var statusChanges = 0
+    var secondsAfterFirst = 0.0
+    var wasConverged = false
+    var firstConvergenceTime: Double?
+    var boundAllowsTime: Double?
 
     enum CodingKeys: String, CodingKey {
         case object, updates, horizontalAngleErrorDegrees, positionErrorMetres, availability, verticalConfusion,
              timeToConvergenceSeconds, falseConvergedRate, meanNEES, crlbPositionMetres, rmseOverCRLB,
+             boundAllowsAngleAfterSeconds, convergenceLagSeconds, convergedShareAfterFirst, statusChangesPerMinute,
              rawDirectionAvailability, rawHorizontalAngleErrorDegrees
     }
 }
@@ -65,6 +88,23 @@ public enum RecordingEvaluation {
     /// Categories of the vertical confusion table.
     public static let truthCategories = ["same", "above", "below"]
     public static let estimateCategories = ["unknown", "same", "above", "below", "aboveOrBelow", "null"]
+    /// The bearing bound (1σ, degrees) at which ``ObjectEvaluation/boundAllowsAngleAfterSeconds``
+    /// is taken.
+    public static let boundAngleDegrees = 3.0
+
+    /// The Cramér–Rao bound on the horizontal angle to `p` from `c`, radians: `√(eᵀ J⁻¹ e) / d_h`,
+    /// `e = (−u_z, 0, u_x)/d_h` across the horizontal line of sight `u = p − c`. `J` gets a
+    /// prior of 10⁻⁶ m⁻² (σ 1 km) per axis so that a rank-deficient `J` (ranges from one place,
+    /// or from a plane) still bounds what it does determine. `nil` when `p` is straight above
+    /// or below `c`.
+    static func horizontalAngleBound(fisher: Matrix3, object p: Vector3, device c: Vector3) -> Double? {
+        let u = Vector3(p.x - c.x, 0, p.z - c.z)
+        let dh = u.length
+        guard dh > 1e-6, let inverse = (fisher + Matrix3.scaledIdentity(1e-6)).inverse else { return nil }
+        let e = Vector3(-u.z / dh, 0, u.x / dh)
+        let variance = inverse.quadraticForm(e)
+        return variance >= 0 ? variance.squareRoot() / dh : nil
+    }
 
     public static func evaluate(path: String, options: FusionOptions = FusionOptions()) throws -> RecordingEvaluationReport {
         let outputs = ["distance", "direction", "horizontalAngle", "verticalDirectionEstimate", "worldTransform"]
@@ -101,7 +141,17 @@ public enum RecordingEvaluation {
                 if e.verticalDirectionEstimate != nil { availabilityCounts[k]["verticalDirectionEstimate"]! += 1 }
                 if e.worldTransform != nil { availabilityCounts[k]["worldTransform"]! += 1 }
                 let converged = e.convergence?.status.isConverged == true
-                if converged, results[k].timeToConvergenceSeconds == nil { results[k].timeToConvergenceSeconds = m.timestamp - firstUpdate[k]! }
+                if converged, results[k].timeToConvergenceSeconds == nil {
+                    results[k].timeToConvergenceSeconds = m.timestamp - firstUpdate[k]!
+                    results[k].firstConvergenceTime = m.timestamp
+                }
+                if let first = results[k].firstConvergenceTime {
+                    results[k].updatesAfterFirst += 1
+                    if converged { results[k].convergedAfterFirst += 1 }
+                    if converged != results[k].wasConverged, m.timestamp > first { results[k].statusChanges += 1 }
+                    results[k].secondsAfterFirst = m.timestamp - first
+                }
+                results[k].wasConverged = converged
                 guard let p = truth[k], let device = pose else { return }
                 let trueAngle = HorizontalAngle.angle(objectInWorld: p, devicePositionInWorld: device.positionInWorld,
                                                       worldFromDevice: device.worldFromDevice)
@@ -128,6 +178,12 @@ public enum RecordingEvaluation {
                        let trueAngle {
                         results[k].rawAngleErrors.append(abs(Angle.degrees(radians: Angle.wrapped(raw - trueAngle))))
                     }
+                }
+                if results[k].boundAllowsTime == nil,
+                   let bound = horizontalAngleBound(fisher: fisher[k], object: p, device: device.positionInWorld),
+                   bound <= Angle.radians(degrees: boundAngleDegrees) {
+                    results[k].boundAllowsTime = m.timestamp
+                    results[k].boundAllowsAngleAfterSeconds = m.timestamp - firstUpdate[k]!
                 }
                 var angleError: Double?
                 if let a = e.horizontalAngle, let trueAngle {
@@ -167,7 +223,7 @@ public enum RecordingEvaluation {
         var total = ObjectEvaluation(object: name, updates: 0, availability: [:], verticalConfusion: [:])
         var rawCount = 0
         var availabilityWeighted: [String: Double] = [:]
-        var times: [Double] = []
+        var times: [Double] = [], boundTimes: [Double] = [], lags: [Double] = []
         for o in list {
             total.updates += o.updates
             total.angleErrors += o.angleErrors
@@ -184,11 +240,20 @@ public enum RecordingEvaluation {
                 for (column, count) in columns { total.verticalConfusion[row, default: [:]][column, default: 0] += count }
             }
             if let t = o.timeToConvergenceSeconds { times.append(t) }
+            if let t = o.boundAllowsAngleAfterSeconds { boundTimes.append(t) }
+            if let t = o.convergenceLagSeconds { lags.append(t) }
+            total.updatesAfterFirst += o.updatesAfterFirst
+            total.convergedAfterFirst += o.convergedAfterFirst
+            total.statusChanges += o.statusChanges
+            total.secondsAfterFirst += o.secondsAfterFirst
         }
         total.availability = availabilityWeighted.mapValues { $0 / Double(max(total.updates, 1)) }
         total.rawDirectionCount = rawCount
         total.timeToConvergenceSeconds = times.isEmpty ? nil : ErrorStatistics(times)?.median
         total.finish()
+        // Medians over the objects; the lag is the worst object's (a target holds for each).
+        total.boundAllowsAngleAfterSeconds = ErrorStatistics(boundTimes)?.median
+        total.convergenceLagSeconds = lags.max()
         return total
     }
 }
@@ -205,6 +270,9 @@ extension ObjectEvaluation {
             let ratio = rmse / rmsBound
             rmseOverCRLB = ratio.isFinite ? ratio : nil
         }
+        if let first = firstConvergenceTime, let allowed = boundAllowsTime { convergenceLagSeconds = first - allowed }
+        convergedShareAfterFirst = updatesAfterFirst > 0 ? Double(convergedAfterFirst) / Double(updatesAfterFirst) : nil
+        statusChangesPerMinute = secondsAfterFirst > 0 ? Double(statusChanges) / (secondsAfterFirst / 60) : nil
         rawDirectionAvailability = updates > 0 ? Double(rawDirectionCount) / Double(updates) : nil
         rawHorizontalAngleErrorDegrees = ErrorStatistics(rawAngleErrors)
     }
