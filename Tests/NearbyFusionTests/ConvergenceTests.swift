@@ -34,6 +34,25 @@ struct ConvergenceTests {
         #expect(a.verticalCategory == expected)
     }
 
+    @Test func anEstablishedCategoryIsHeldAcrossTheToleranceWhileTheHeightIsWellKnown() {
+        var mixture = PositionMixture(capacity: 2)
+        func assess(heightDifference dy: Double, sigma: Double, previous: VerticalDirectionEstimate) -> ConvergenceAssessment {
+            mixture.reset(meanInWorld: Vector3(0.5, Self.device.y + dy, -4), covariance: .scaledIdentity(sigma * sigma))
+            return ConvergenceAnalysis.assess(mixture: mixture, antennaInWorld: Self.device, movement: Self.enoughMovement,
+                                              previous: (true, true), previousCategory: previous, options: FusionOptions())
+        }
+        // 2.05 m up with σ 0.1 m: P(same) ≈ 0.31, P(above) ≈ 0.69, neither at 95 %.
+        #expect(assess(heightDifference: 2.05, sigma: 0.1, previous: .unknown).verticalCategory == .unknown)
+        let held = assess(heightDifference: 2.05, sigma: 0.1, previous: .same)
+        #expect(held.verticalCategory == .same)
+        #expect(held.verticalResolved && held.reasons.isEmpty)
+        // Another category established replaces it; one below 5 % is dropped.
+        #expect(assess(heightDifference: 2.3, sigma: 0.1, previous: .same).verticalCategory == .above)
+        #expect(assess(heightDifference: 1.7, sigma: 0.1, previous: .above).verticalCategory == .same)
+        // A height known only to σ 0.6 m (more than τ/4) is not held: the category is open.
+        #expect(assess(heightDifference: 2.05, sigma: 0.6, previous: .same).verticalCategory == .unknown)
+    }
+
     @Test func levelToleranceIsConfigurable() {
         var options = FusionOptions()
         options.levelTolerance = 0.5

@@ -32,6 +32,26 @@ struct EvaluationCommandTests {
         #expect(o.meanNEES != nil)
     }
 
+    @Test func theBoundOnTheAngleAndTheStabilityAfterConvergenceAreScored() throws {
+        // Distance only: the first range says nothing about the bearing; the bound allows
+        // 3° only once the sweep has made a baseline, and the engine converges after that.
+        let report = try RecordingEvaluation.evaluate(path: Self.datasets.appendingPathComponent("distance-only.jsonl").path)
+        let o = try #require(report.objects.first)
+        let allowed = try #require(o.boundAllowsAngleAfterSeconds)
+        let converged = try #require(o.timeToConvergenceSeconds)
+        #expect(allowed > 1 && allowed < converged)
+        #expect(abs(try #require(o.convergenceLagSeconds) - (converged - allowed)) < 1e-9)
+        #expect(o.convergedShareAfterFirst == 1 && o.statusChangesPerMinute == 0)
+        // With a direction on every update the bound allows the angle at once.
+        let direct = try #require(try RecordingEvaluation.evaluate(path: Self.datasets.appendingPathComponent("coached-sweep.jsonl").path).objects.first)
+        #expect(try #require(direct.boundAllowsAngleAfterSeconds) < 0.2)
+        // A horizontal bound: straight across the line of sight, 1/√J_xx over the distance.
+        var fisher = Matrix3.zero
+        fisher.m00 = 1 / (0.1 * 0.1)
+        let bound = try #require(RecordingEvaluation.horizontalAngleBound(fisher: fisher, object: Vector3(0, 0, -5), device: .zero))
+        #expect(abs(bound - 0.1 / 5) < 1e-6)
+    }
+
     @Test func evaluateCommandPrintsJSONAndFolderTables() throws {
         let one = try CommandLineTests.run(["evaluate", "Datasets/floor-above.jsonl", "--json"])
         #expect(one.status == 0)

@@ -20,6 +20,16 @@ struct MeasurementModelTests {
         return antenna + noise.uniform(1, 8) * orientation.rotate(d)
     }
 
+    @Test func rangeNoiseGrowsWithTheMeasuredRange() {
+        let o = FusionOptions()
+        let near = o.rangeModel(from: .zero, measured: 2), far = o.rangeModel(from: .zero, measured: 30)
+        #expect(abs(near.variance - (0.06 * 0.06 + 0.01 * 0.01)) < 1e-12)
+        #expect(abs(far.variance - (0.06 * 0.06 + 0.15 * 0.15)) < 1e-12)
+        var flat = o
+        flat.rangeErrorFraction = 0
+        #expect(flat.rangeModel(from: .zero, measured: 30).variance == 0.06 * 0.06)
+    }
+
     @Test func rangeJacobianMatchesFiniteDifferences() {
         var noise = NoiseStream(seed: 21, source: "range")
         for _ in 0..<100 {

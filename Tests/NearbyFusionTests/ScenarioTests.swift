@@ -198,7 +198,8 @@ struct ScenarioTests {
         let late = engine.ingest(UWBMeasurement(timestamp: 2.5, distance: nil, directionInDevice: nil), for: h)
         #expect(late.convergence?.status.reasons.contains(.insufficientSignalStrength) == true)
         #expect(late.horizontalAngle == nil)
-        let far = engine.ingest(UWBMeasurement(timestamp: 2.6, distance: 25, directionInDevice: nil), for: h)
+        let beyondReach = FusionOptions().maximumRange + 5
+        let far = engine.ingest(UWBMeasurement(timestamp: 2.6, distance: beyondReach, directionInDevice: nil), for: h)
         #expect(far.convergence?.status.reasons.contains(.insufficientSignalStrength) == true)
     }
 

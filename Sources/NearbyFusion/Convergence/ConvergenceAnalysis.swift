@@ -58,7 +58,9 @@ public struct ConvergenceAssessment: Sendable, Equatable {
 ///
 /// Position thresholds are `max(threshold, positionThresholdFractionOfDistance × distance)`,
 /// and at least `movingPositionThreshold` while the object is reported moving.
-/// Once an axis is resolved it is unresolved again only past `hysteresis ×` its threshold.
+/// Once an axis is resolved it is unresolved again only past `hysteresis ×` its threshold;
+/// an established vertical category (probability ≥ p) is held until another is established
+/// or its own probability falls below 1 − p.
 public enum ConvergenceAnalysis {
     /// `Φ(x)`, exactly 0 or 1 beyond ±9 (where it differs from them by less than 1e-19).
     @inline(__always)
@@ -69,10 +71,11 @@ public enum ConvergenceAnalysis {
     }
 
     /// Assesses one object. `previous` carries the last horizontal/vertical resolution
-    /// for the hysteresis.
+    /// and `previousCategory` the last vertical category, for the hysteresis.
     public static func assess(mixture: PositionMixture, antennaInWorld a: Vector3, movement: MovementAccumulator,
                               movementAlreadySufficient: Bool = false, objectMoving: Bool = false,
-                              previous: (horizontal: Bool, vertical: Bool), options: FusionOptions) -> ConvergenceAssessment {
+                              previous: (horizontal: Bool, vertical: Bool), previousCategory: VerticalDirectionEstimate = .unknown,
+                              options: FusionOptions) -> ConvergenceAssessment {
         let tau = options.levelTolerance
         var meanInWorld = Vector3.zero
         var withinCovariance = Matrix3.zero
@@ -119,12 +122,24 @@ public enum ConvergenceAnalysis {
         let same = max(0, 1 - above - below)
 
         let p = options.verticalProbability
-        let category: VerticalDirectionEstimate
+        var category: VerticalDirectionEstimate
         if same >= p { category = .same }
         else if above >= p { category = .above }
         else if below >= p { category = .below }
         else if above + below >= p { category = .aboveOrBelow }
         else { category = .unknown }
+        // Hysteresis: an established category is held while it keeps a probability of at
+        // least 1 − p and no other is established. An object whose height is well known but
+        // close to ±τ (a drone flying at about the anchor's level ± τ) would otherwise drop
+        // to `unknown` and back on every small change of height, and ask for a vertical
+        // sweep each time, although the sweep would tell it nothing it does not know.
+        if category == .unknown, (withinCovariance.m11 + verticalSpread).squareRoot() <= 0.25 * tau {
+            switch previousCategory {
+            case .same where same >= 1 - p, .above where above >= 1 - p, .below where below >= 1 - p:
+                category = previousCategory
+            default: break
+            }
+        }
 
         // Decompose uncertainty in the line-of-sight frame: e_⊥ (horizontal, across the line
         // of sight: it moves the horizontal angle), e_∥ (horizontal, along it) and up. Along

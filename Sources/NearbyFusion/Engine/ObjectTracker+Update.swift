@@ -78,7 +78,9 @@ extension ObjectTracker {
         let assessment = ConvergenceAnalysis.assess(mixture: mixture, antennaInWorld: antennaInWorld,
                                                     movement: movement, movementAlreadySufficient: coaching.movementSufficient,
                                                     objectMoving: mayMove && motionNow == .moving,
-                                                    previous: coaching.previousResolution, options: options)
+                                                    previous: coaching.previousResolution,
+                                                    previousCategory: coaching.lastAssessment?.verticalCategory ?? .unknown,
+                                                    options: options)
         if assessment.movementExtent >= options.minimumMovement { coaching.movementSufficient = true }
         coaching.previousResolution = (assessment.horizontalResolved, assessment.verticalResolved)
         coaching.lastAssessment = assessment
@@ -213,7 +215,7 @@ extension ObjectTracker {
     /// changes no range: a distance-only radio cannot see that motion at all.)
     mutating func movedAwayFromItsRanges(_ entry: WindowEntry, options o: FusionOptions) -> Bool {
         guard !mixture.isEmpty else { return false }
-        let model = o.rangeModel(from: entry.antennaInWorld)
+        let model = o.rangeModel(from: entry.antennaInWorld, measured: entry.rangeMetres)
         var nu = 0.0
         for h in mixture.hypotheses {
             let w = mixture.count == 1 ? 1 : exp(h.logWeight)
@@ -245,7 +247,7 @@ extension ObjectTracker {
             updatesSinceRefinement = 0
         }
         guard entry.hasRange else { return false }
-        let model = o.rangeModel(from: entry.antennaInWorld)
+        let model = o.rangeModel(from: entry.antennaInWorld, measured: entry.rangeMetres)
         for h in mixture.hypotheses where h.logWeight > log(0.01) {
             if model.normalizedInnovationSquared(entry.rangeMetres, at: h.meanInWorld, covariance: h.covariance) <= o.rangeGate {
                 return true
@@ -296,7 +298,7 @@ extension ObjectTracker {
         // made motion the likelier mode, each model gates ranges for itself.
         let stationaryGateDecides = !mayMove && motion.movingProbability < 0.5
         if entry.hasRange {
-            rangeAccepted = motion.update(model: o.rangeModel(from: a),
+            rangeAccepted = motion.update(model: o.rangeModel(from: a, measured: entry.rangeMetres),
                                        measured: entry.rangeMetres, outlierProbability: o.outlierProbability,
                                        outlierSpan: o.rangeOutlierSpan, stationaryGateDecides: stationaryGateDecides)
         }

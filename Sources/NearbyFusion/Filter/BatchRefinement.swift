@@ -70,7 +70,7 @@ public enum BatchRefinement {
         for e in window.entries {
             let c = e.multiplicity
             if e.hasRange {
-                let model = o.rangeModel(from: e.antennaInWorld)
+                let model = o.rangeModel(from: e.antennaInWorld, measured: e.rangeMetres)
                 let (r, g) = model.linearised(at: x)
                 if r > 1e-6 {
                     logLikelihood += accumulate(model.residual(e.rangeMetres, r), variance: k.rangeVariance, gradient: g, multiplicity: c,

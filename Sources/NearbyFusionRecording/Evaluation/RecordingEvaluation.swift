@@ -97,7 +97,7 @@ public enum RecordingEvaluation {
     /// prior of 10⁻⁶ m⁻² (σ 1 km) per axis so that a rank-deficient `J` (ranges from one place,
     /// or from a plane) still bounds what it does determine. `nil` when `p` is straight above
     /// or below `c`.
-    static func horizontalAngleBound(fisher: Matrix3, object p: Vector3, device c: Vector3) -> Double? {
+    public static func horizontalAngleBound(fisher: Matrix3, object p: Vector3, device c: Vector3) -> Double? {
         let u = Vector3(p.x - c.x, 0, p.z - c.z)
         let dh = u.length
         guard dh > 1e-6, let inverse = (fisher + Matrix3.scaledIdentity(1e-6)).inverse else { return nil }
