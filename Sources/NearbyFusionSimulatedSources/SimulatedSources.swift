@@ -39,14 +39,21 @@ public final class SimulatedPeerLink: Sendable {
     public let sourceB: ManualSource
     let pathA: DeviceTrajectory
     let pathB: DeviceTrajectory
+    /// Both phones' radio (noise, field of view, rate) and VIO rate: the simulator's models,
+    /// so a link and a scenario with the same models sense alike.
+    let radio: RadioModel
+    let vio: VIOModel
     private let state: Mutex<(tokenA: DiscoveryToken?, tokenB: DiscoveryToken?, noise: NoiseStream, step: Int, endedA: Bool, endedB: Bool,
                                seenA: Bool, seenB: Bool)>
 
-    public init(pathA: DeviceTrajectory, pathB: DeviceTrajectory, seed: UInt64) {
+    public init(pathA: DeviceTrajectory, pathB: DeviceTrajectory, seed: UInt64, radio: RadioModel = RadioModel(),
+                vio: VIOModel = VIOModel()) {
         sourceA = ManualSource()
         sourceB = ManualSource()
         self.pathA = pathA
         self.pathB = pathB
+        self.radio = radio
+        self.vio = vio
         state = Mutex((nil, nil, NoiseStream(seed: seed, source: "peer-link"), 0, false, false, false, false))
     }
 
@@ -55,19 +62,23 @@ public final class SimulatedPeerLink: Sendable {
         state.withLock { $0.tokenA = tokenA; $0.tokenB = tokenB }
     }
 
-    /// Advances both phones by `seconds` (VIO at 60 Hz, UWB at 10 Hz), delivering to each
-    /// source that a session listens on.
+    /// Advances both phones by `seconds` (VIO at the VIO model's rate, UWB at the radio's,
+    /// on VIO frames), delivering to each source that a session listens on.
     public func advance(seconds: Double) {
-        let steps = Int((seconds * 60).rounded())
+        let steps = Int((seconds * vio.rateHz).rounded())
+        let framesPerRange = max(Int((vio.rateHz / radio.rateHz).rounded()), 1)
+        let radio = self.radio
         for _ in 0..<steps {
             let (k, tokenA, tokenB, uwb, noise) = state.withLock { s -> (Int, DiscoveryToken?, DiscoveryToken?, Bool, (Double, Double, Double, Double, Double)) in
                 s.step += 1
-                let n = (s.noise.gaussian(standardDeviation: 0.06), s.noise.gaussian(standardDeviation: Angle.radians(degrees: 3)),
-                         s.noise.gaussian(standardDeviation: Angle.radians(degrees: 5)), s.noise.gaussian(standardDeviation: Angle.radians(degrees: 3)),
-                         s.noise.gaussian(standardDeviation: Angle.radians(degrees: 5)))
-                return (s.step, s.tokenA, s.tokenB, s.step % 6 == 0, n)
+                let n = (s.noise.gaussian(standardDeviation: radio.rangeStandardDeviation),
+                         s.noise.gaussian(standardDeviation: radio.azimuthStandardDeviation),
+                         s.noise.gaussian(standardDeviation: radio.elevationStandardDeviation),
+                         s.noise.gaussian(standardDeviation: radio.azimuthStandardDeviation),
+                         s.noise.gaussian(standardDeviation: radio.elevationStandardDeviation))
+                return (s.step, s.tokenA, s.tokenB, s.step % framesPerRange == 0, n)
             }
-            let t = Double(k) / 60
+            let t = Double(k) / vio.rateHz
             let a = pathA.pose(at: t), b = pathB.pose(at: t)
             sourceA.send(.pose(DevicePose(timestamp: t, positionInWorld: a.positionInWorld, worldFromDevice: a.worldFromDevice)))
             sourceB.send(.pose(DevicePose(timestamp: t, positionInWorld: b.positionInWorld, worldFromDevice: b.worldFromDevice)))
@@ -76,7 +87,7 @@ public final class SimulatedPeerLink: Sendable {
             let aAlive = sourceA.isStarted, bAlive = sourceB.isStarted
             func direction(from p: (positionInWorld: Vector3, worldFromDevice: Quaternion), to q: Vector3, _ az: Double, _ el: Double) -> Vector3? {
                 let v = p.worldFromDevice.inverseRotate(q - p.positionInWorld)
-                guard DeviceAngles.offAxisAngle(v) <= Angle.radians(degrees: 55) else { return nil }
+                guard DeviceAngles.offAxisAngle(v) <= radio.fieldOfViewHalfAngle else { return nil }
                 let angles = DeviceAngles.azimuthElevation(v)
                 return DeviceAngles.direction(azimuth: angles.x + az, elevation: angles.y + el)
             }

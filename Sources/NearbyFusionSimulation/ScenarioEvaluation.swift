@@ -176,14 +176,3 @@ public struct ScenarioRun: Sendable {
     }
 }
 
-/// Order statistics.
-public enum Statistics {
-    /// The `q`-quantile (0…1) by linear interpolation; `nil` for no data.
-    public static func quantile(_ values: [Double], _ q: Double) -> Double? {
-        guard !values.isEmpty else { return nil }
-        let s = values.sorted()
-        let x = q * Double(s.count - 1)
-        let i = Int(x.rounded(.down)), f = x - Double(i)
-        return i + 1 < s.count ? s[i] * (1 - f) + s[i + 1] * f : s[i]
-    }
-}

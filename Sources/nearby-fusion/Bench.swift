@@ -105,8 +105,8 @@ struct Bench: ParsableCommand {
                 }
             }
         }
-        latencies.sort()
-        func percentile(_ q: Double) -> Double { Double(latencies[min(latencies.count - 1, Int(q * Double(latencies.count - 1)))]) }
+        let sortedLatencies = latencies.sorted().map(Double.init)
+        func percentile(_ q: Double) -> Double { Statistics.quantile(sorted: sortedLatencies, q) }
         let n = Double(latencies.count)
         let result = Result(p50Nanoseconds: percentile(0.5), p90Nanoseconds: percentile(0.9), p99Nanoseconds: percentile(0.99),
                             mallocsPerUpdate: nf_malloc_counting_available() == 1 ? Double(mallocs) / n : nil,

@@ -327,6 +327,27 @@ struct SessionTests {
     /// The runnable example of the README: two simulated phones each run a session with the
     /// other, tokens exchanged over an in-process channel; both see the other; one ends and
     /// the other is told `peerEnded`.
+    @Test func aPeerLinkSensesWithTheSimulatorsRadioModel() throws {
+        var radio = RadioModel()
+        radio.rateHz = 5
+        radio.rangeStandardDeviation = 0
+        let pathB = DeviceTrajectory(segments: [.still(duration: 3)], startPosition: Vector3(0, 1.4, -4))
+        let link = SimulatedPeerLink(pathA: DeviceTrajectory(segments: [.still(duration: 3)]), pathB: pathB, seed: 3, radio: radio)
+        let ranges = Mutex<[Double]>([])
+        link.sourceA.start { event in
+            if case .uwb(_, let m) = event, let d = m.distance { ranges.withLock { $0.append(d) } }
+        }
+        link.sourceB.start { _ in }
+        let tokenA = try #require(DiscoveryToken(data: Data("NFDT".utf8 + [UInt8](repeating: 1, count: 16))))
+        let tokenB = try #require(DiscoveryToken(data: Data("NFDT".utf8 + [UInt8](repeating: 2, count: 16))))
+        link.connect(tokenA: tokenA, tokenB: tokenB)
+        link.advance(seconds: 2)
+        let seen = ranges.withLock { $0 }
+        #expect(seen.count == 10)   // 5 Hz for 2 s
+        let truth = (pathB.pose(at: 1).positionInWorld - DeviceTrajectory(segments: [.still(duration: 3)]).pose(at: 1).positionInWorld).length
+        #expect(seen.allSatisfy { abs($0 - truth) < 1e-9 })   // σ 0: the exact range
+    }
+
     @Test func twoPhonesRangeToEachOtherAndOneEnding() async throws {
         let link = SimulatedPeerLink(
             pathA: DeviceTrajectory(segments: [.still(duration: 1), .sweepSideways(duration: 8)]),

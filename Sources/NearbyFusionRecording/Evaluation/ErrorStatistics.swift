@@ -37,10 +37,22 @@ public struct ErrorStatistics: Codable, Sendable, Equatable {
         std = scale * (scaled.reduce(0) { $0 + ($1 - scaledMean) * ($1 - scaledMean) } / n).squareRoot()
     }
 
-    /// The `q`-quantile of sorted finite values by linear interpolation, `a + f (b − a)`
-    /// with the difference taken at half scale (no overflow between ±1.8e308).
-    static func quantile(_ sorted: [Double], _ q: Double) -> Double {
-        let x = q * Double(sorted.count - 1)
+    static func quantile(_ sorted: [Double], _ q: Double) -> Double { Statistics.quantile(sorted: sorted, q) }
+}
+
+/// Order statistics: the one quantile every table of the package uses (evaluation,
+/// `accuracy`, `bench`).
+public enum Statistics {
+    /// The `q`-quantile (0…1) of `values` by linear interpolation; `nil` for no data.
+    public static func quantile(_ values: [Double], _ q: Double) -> Double? {
+        values.isEmpty ? nil : quantile(sorted: values.sorted(), q)
+    }
+
+    /// The `q`-quantile of non-empty, ascending finite values by linear interpolation,
+    /// `a + f (b − a)` with the difference taken at half scale (no overflow between
+    /// ±1.8e308).
+    public static func quantile(sorted: [Double], _ q: Double) -> Double {
+        let x = min(max(q, 0), 1) * Double(sorted.count - 1)
         let i = Int(x.rounded(.down)), f = x - Double(i)
         guard i + 1 < sorted.count, f > 0 else { return sorted[i] }
         let a = sorted[i], b = sorted[i + 1]
