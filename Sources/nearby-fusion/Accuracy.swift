@@ -63,14 +63,15 @@ struct Accuracy: ParsableCommand {
         guard !cs.isEmpty else { return }
         func format(_ x: Double?, _ digits: Int = 1) -> String { x.map { String(format: "%.\(digits)f", $0) } ?? "—" }
         print("")
-        print("| Channel Sounding | bound allows 10° at, median s | first horizontalAngle median s | angle later than the bound, median s | max s | never an angle | angle RMSE / bound | converged > 20° off | worldTransform err median m | distance err median m: raw | published |")
-        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        print("| Channel Sounding | bound allows 10° at, median s | first horizontalAngle median s | angle later than the bound, median s | max s | never an angle | angle RMSE / bound | converged > 20° off | worldTransform err median m | distance err median m: raw | published | published distance lag median s | max s |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         for (name, make) in cs {
             var boundTimes: [Double] = [], firstAngles: [Double] = [], delays: [Double] = []
             var squaredErrors = 0.0, squaredBounds = 0.0, converged = 0, convergedFar = 0, never = 0
-            var positions: [Double] = [], rawDistance: [Double] = [], publishedDistance: [Double] = []
+            var positions: [Double] = [], rawDistance: [Double] = [], publishedDistance: [Double] = [], lags: [Double] = []
             for seed in 1...seeds {
                 let run = ScenarioRun(make(UInt64(seed)))
+                if let lag = run.distanceLag() { lags.append(lag) }
                 let bound = run.boundAllows(degrees: 10)
                 if let bound { boundTimes.append(bound) }
                 if let first = run.firstAngleTime {
@@ -95,7 +96,8 @@ struct Accuracy: ParsableCommand {
             print("| \(name) | \(format(Statistics.quantile(boundTimes, 0.5))) | \(format(Statistics.quantile(firstAngles, 0.5))) | "
                 + "\(format(Statistics.quantile(delays, 0.5))) | \(format(delays.max())) | \(never)/\(seeds) | \(format(ratio, 2)) | "
                 + "\(convergedFar)/\(converged) | \(format(Statistics.quantile(positions, 0.5), 3)) | "
-                + "\(format(Statistics.quantile(rawDistance, 0.5), 3)) | \(format(Statistics.quantile(publishedDistance, 0.5), 3)) |")
+                + "\(format(Statistics.quantile(rawDistance, 0.5), 3)) | \(format(Statistics.quantile(publishedDistance, 0.5), 3)) | "
+                + "\(format(Statistics.quantile(lags, 0.5), 2)) | \(format(lags.max(), 2)) |")
         }
     }
 

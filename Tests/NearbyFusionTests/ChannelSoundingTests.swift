@@ -78,9 +78,10 @@ struct ChannelSoundingTests {
     }
 
     @Test func coachedSweepsAndStepsGiveAnAngleSoonAfterTheBoundAllowsIt() throws {
-        var delays: [Double] = [], errors: [Double] = [], raw: [Double] = [], published: [Double] = []
+        var delays: [Double] = [], errors: [Double] = [], raw: [Double] = [], published: [Double] = [], lags: [Double] = []
         for seed: UInt64 in 1...6 {
             let run = ScenarioRun(ScenarioCatalogue.channelSoundingTag(seed: seed))
+            if let lag = run.distanceLag() { lags.append(lag) }
             // Nothing converged far off, ever.
             for u in run.updates where u.estimate.convergence?.status.isConverged == true {
                 let a = try #require(u.estimate.horizontalAngle), t = try #require(u.trueHorizontalAngle)
@@ -99,6 +100,8 @@ struct ChannelSoundingTests {
         // The published distance is the fused one: over 20 seeds its median error is 0.49× the
         // raw one (README); on these six, at most 0.6×.
         #expect(Statistics.quantile(published, 0.5)! <= 0.6 * Statistics.quantile(raw, 0.5)!)
+        // …and it follows the walking user: median lag ≤ 0.3 s (the bound).
+        #expect(lags.count == 6 && Statistics.quantile(lags, 0.5)! <= 0.3, "\(lags)")
     }
 
     @Test func aCarriedTagTheAppReportsIsNeverConvergedWrong() throws {
