@@ -67,6 +67,12 @@ let package = Package(
         /// LAPACK's `dsyev`, the reference the core's closed-form eigen-decomposition is
         /// tested and benchmarked against. Only tests and benchmarks link LAPACK.
         .target(name: "NearbyFusionTestSupport", dependencies: ["NearbyFusion", "CLAPACK"]),
+        /// An app written exactly as for Apple's Nearby Interaction (only the import differs;
+        /// the harness sets `NISession.defaultDataSource`), run on a recording and a peer link.
+        .testTarget(
+            name: "AppleStyleAppTests",
+            dependencies: ["NearbyFusion", "NearbyFusionSession", "NearbyFusionSimulatedSources", "NearbyFusionSimulation"]
+        ),
         .testTarget(
             name: "NearbyFusionTests",
             dependencies: [

@@ -1,13 +1,16 @@
 import Foundation
 import Synchronization
 
-/// Identifies a session to its peers (as `NIDiscoveryToken`): 16 random bytes, valid
-/// exactly as long as the session that issued it.
+/// Identifies a session to its peers, as Nearby Interaction's `NIDiscoveryToken`: 16 random
+/// bytes, valid exactly as long as the session that issued it.
 ///
-/// `Codable` as a base64 string of a 20-byte payload: the magic `NFDT`, then the 16 bytes.
-/// Decoding untrusted data never crashes: anything else is a `DecodingError`.
-public struct DiscoveryToken: Sendable, Hashable, Codable, CustomStringConvertible {
-    /// The token's 16 bytes.
+/// A class, as Apple's: `NSSecureCoding` (so `NSKeyedArchiver` and
+/// `NSKeyedUnarchiver.unarchivedObject(ofClass:from:)` carry it between peers, as every peer
+/// app does; the archive holds the 20-byte payload under the key `token`) and `Codable` (a
+/// base64 string of the payload). The payload is the magic `NFDT`, then the 16 bytes.
+/// Decoding untrusted data never crashes: anything else fails to decode.
+public final class NIDiscoveryToken: NSObject, NSSecureCoding, Codable, @unchecked Sendable {
+    /// The token's 16 bytes (immutable: the class is Sendable).
     public let bytes: [UInt8]
 
     static let magic: [UInt8] = Array("NFDT".utf8)
@@ -17,9 +20,9 @@ public struct DiscoveryToken: Sendable, Hashable, Codable, CustomStringConvertib
     }
 
     /// A fresh random token (system entropy).
-    static func random() -> DiscoveryToken {
+    static func random() -> NIDiscoveryToken {
         var g = SystemRandomNumberGenerator()
-        return DiscoveryToken(using: &g)
+        return NIDiscoveryToken(using: &g)
     }
 
     /// The token's serialised form (the magic and the 16 bytes).
@@ -31,13 +34,27 @@ public struct DiscoveryToken: Sendable, Hashable, Codable, CustomStringConvertib
         bytes = Array(data.suffix(16))
     }
 
-    public init(from decoder: Decoder) throws {
+    // MARK: NSSecureCoding
+
+    public static var supportsSecureCoding: Bool { true }
+
+    public func encode(with coder: NSCoder) { coder.encode(data as NSData, forKey: "token") }
+
+    public init?(coder: NSCoder) {
+        guard let payload = coder.decodeObject(of: NSData.self, forKey: "token") as Data?,
+              payload.count == 20, Array(payload.prefix(4)) == Self.magic else { return nil }
+        bytes = Array(payload.suffix(16))
+    }
+
+    // MARK: Codable
+
+    public required init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
         let text = try container.decode(String.self)
-        guard text.utf8.count <= 64, let data = Data(base64Encoded: text), let token = DiscoveryToken(data: data) else {
+        guard text.utf8.count <= 64, let data = Data(base64Encoded: text), let token = NIDiscoveryToken(data: data) else {
             throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a discovery token")
         }
-        self = token
+        bytes = token.bytes
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -45,9 +62,17 @@ public struct DiscoveryToken: Sendable, Hashable, Codable, CustomStringConvertib
         try container.encode(data.base64EncodedString())
     }
 
+    // MARK: Equality (by value, as Apple's tokens compare)
+
+    public override func isEqual(_ object: Any?) -> Bool { (object as? NIDiscoveryToken)?.bytes == bytes }
+    public override var hash: Int { bytes.hashValue }
+
     /// Hexadecimal, as used for the object identifiers of peers.
-    public var description: String { bytes.map { String(format: "%02x", $0) }.joined() }
+    public override var description: String { bytes.map { String(format: "%02x", $0) }.joined() }
 }
+
+/// The engine-side name of ``NIDiscoveryToken``.
+public typealias DiscoveryToken = NIDiscoveryToken
 
 /// Which tokens are alive (their session not invalidated) and which peers are taken.
 final class TokenRegistry: Sendable {

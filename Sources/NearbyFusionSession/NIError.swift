@@ -11,6 +11,7 @@ public struct NIError: Error, Sendable, Hashable, CustomStringConvertible {
         case invalidARConfiguration = -5883
         case accessoryPeerDeviceUnavailable = -5882
         case incompatiblePeerDevice = -5881
+        case activeExtendedDistanceSessionsLimitExceeded = -5880
     }
 
     public var code: Code

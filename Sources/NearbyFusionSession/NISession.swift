@@ -4,37 +4,55 @@ import NearbyFusion
 import NearbyFusionRecording
 import Synchronization
 
-/// A nearby object as a session reports it (as `NINearbyObject`).
-public struct NINearbyObject: Sendable, Hashable {
-    /// The peer's token (peer sessions), or `nil` for an accessory.
-    public var discoveryToken: DiscoveryToken?
+/// A nearby object as a session reports it, as Nearby Interaction's `NINearbyObject` (a
+/// class there too; immutable here, hence Sendable).
+public final class NINearbyObject: NSObject, @unchecked Sendable {
+    /// As `NINearbyObject.VerticalDirectionEstimate`.
+    public typealias VerticalDirectionEstimate = NearbyFusion.VerticalDirectionEstimate
+    /// As `NINearbyObject.RemovalReason`.
+    public typealias RemovalReason = NearbyFusion.RemovalReason
+
+    /// The peer's token (peer sessions) or the accessory's (accessory sessions:
+    /// ``NINearbyAccessoryConfiguration/accessoryDiscoveryToken``).
+    public let discoveryToken: NIDiscoveryToken
     /// The accessory's identifier (accessory sessions), or `nil` for a peer.
-    public var accessoryIdentifier: String?
+    public let accessoryIdentifier: String?
     /// Metres, `nil` when unknown.
-    public var distance: Float?
+    public let distance: Float?
     /// Unit vector in the device frame, `nil` when unknown.
-    public var direction: Vector3?
+    public let direction: simd_float3?
     /// Radians, `nil` until the horizontal position is resolved (camera assistance).
-    public var horizontalAngle: Float?
+    public let horizontalAngle: Float?
     /// `.unknown` when not published.
-    public var verticalDirectionEstimate: VerticalDirectionEstimate
+    public let verticalDirectionEstimate: VerticalDirectionEstimate
     /// The object's velocity, m/s, world frame, when the engine publishes it (beyond Nearby
     /// Interaction, see ``NearbyObjectEstimate/velocity``).
-    public var velocity: Vector3? { estimate.velocity }
+    public var velocity: simd_float3? { estimate.velocity.map(simd_float3.init) }
     /// What the engine knows of the object's motion (beyond Nearby Interaction; the app's
     /// own hint when it gave one through ``NISession/updateMotionState(_:forObjectWithToken:)``).
     public var motion: NIMotionActivityState? { estimate.motion }
-    /// The full estimate behind this object (for ``NISession/worldTransform(for:)``).
-    var estimate: NearbyObjectEstimate
+    /// The full estimate behind this object (the engine's own type, double precision).
+    public let estimate: NearbyObjectEstimate
 
-    init(token: DiscoveryToken?, accessory: String?, estimate: NearbyObjectEstimate) {
+    init(token: NIDiscoveryToken, accessory: String?, estimate: NearbyObjectEstimate) {
         discoveryToken = token
         accessoryIdentifier = accessory
         distance = estimate.distance.map(Float.init)
-        direction = estimate.direction
+        direction = estimate.direction.map(simd_float3.init)
         horizontalAngle = estimate.horizontalAngle.map(Float.init)
         verticalDirectionEstimate = estimate.verticalDirectionEstimate ?? .unknown
         self.estimate = estimate
+    }
+
+    public override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? NINearbyObject else { return false }
+        return discoveryToken == other.discoveryToken && accessoryIdentifier == other.accessoryIdentifier && estimate == other.estimate
+    }
+
+    public override var hash: Int { estimate.hashValue }
+
+    public override var description: String {
+        "NINearbyObject(\(accessoryIdentifier ?? discoveryToken.description), distance: \(distance.map { "\($0) m" } ?? "nil"))"
     }
 }
 
@@ -43,34 +61,54 @@ public struct NINearbyObject: Sendable, Hashable {
 public enum NISessionEvent: Sendable, Hashable {
     case didStartRunning
     case didUpdate([NINearbyObject])
-    case didRemove([NINearbyObject], reason: RemovalReason)
+    case didRemove([NINearbyObject], reason: NINearbyObject.RemovalReason)
     case wasSuspended
     case suspensionEnded
     case didInvalidate(NIError)
     /// Only with camera assistance; `object` is `nil` for the session level.
-    case didUpdateAlgorithmConvergence(AlgorithmConvergence, object: NINearbyObject?)
+    case didUpdateAlgorithmConvergence(NIAlgorithmConvergence, object: NINearbyObject?)
 }
 
-/// The callbacks of Nearby Interaction's `NISessionDelegate`; each has an empty default.
-/// They arrive on the session's ``NISession/delegateQueue``.
-public protocol NISessionDelegate: AnyObject, Sendable {
+/// What a device can do, as Nearby Interaction's `NIDeviceCapability`.
+public protocol NIDeviceCapability: Sendable {
+    var supportsPreciseDistanceMeasurement: Bool { get }
+    var supportsDirectionMeasurement: Bool { get }
+    var supportsCameraAssistance: Bool { get }
+    /// Apple: UWB beyond the usual distance. Here: `false` (the engine has one range limit).
+    var supportsExtendedDistanceMeasurement: Bool { get }
+    /// iOS 27: ranging to Bluetooth Channel Sounding accessories.
+    var supportsBluetoothChannelSounding: Bool { get }
+}
+
+extension DeviceCapabilities: NIDeviceCapability {
+    public var supportsExtendedDistanceMeasurement: Bool { false }
+}
+
+/// The callbacks of Nearby Interaction's `NISessionDelegate`, with Apple's signatures; each
+/// has an empty default (Apple's are optional). They arrive on the session's
+/// ``NISession/delegateQueue``.
+public protocol NISessionDelegate: AnyObject {
     func session(_ session: NISession, didUpdate nearbyObjects: [NINearbyObject])
-    func session(_ session: NISession, didRemove nearbyObjects: [NINearbyObject], reason: RemovalReason)
+    func session(_ session: NISession, didRemove nearbyObjects: [NINearbyObject], reason: NINearbyObject.RemovalReason)
     func sessionDidStartRunning(_ session: NISession)
     func sessionWasSuspended(_ session: NISession)
     func sessionSuspensionEnded(_ session: NISession)
-    func session(_ session: NISession, didInvalidateWith error: NIError)
-    func session(_ session: NISession, didUpdateAlgorithmConvergence convergence: AlgorithmConvergence, for object: NINearbyObject?)
+    func session(_ session: NISession, didInvalidateWith error: Error)
+    func session(_ session: NISession, didUpdateAlgorithmConvergence convergence: NIAlgorithmConvergence, for object: NINearbyObject?)
+    /// Apple: the data a third-party accessory needs to start ranging. Never called here:
+    /// the data sources need no accessory handshake.
+    func session(_ session: NISession, didGenerateShareableConfigurationData shareableConfigurationData: Data, for object: NINearbyObject)
 }
 
 extension NISessionDelegate {
     public func session(_ session: NISession, didUpdate nearbyObjects: [NINearbyObject]) {}
-    public func session(_ session: NISession, didRemove nearbyObjects: [NINearbyObject], reason: RemovalReason) {}
+    public func session(_ session: NISession, didRemove nearbyObjects: [NINearbyObject], reason: NINearbyObject.RemovalReason) {}
     public func sessionDidStartRunning(_ session: NISession) {}
     public func sessionWasSuspended(_ session: NISession) {}
     public func sessionSuspensionEnded(_ session: NISession) {}
-    public func session(_ session: NISession, didInvalidateWith error: NIError) {}
-    public func session(_ session: NISession, didUpdateAlgorithmConvergence convergence: AlgorithmConvergence, for object: NINearbyObject?) {}
+    public func session(_ session: NISession, didInvalidateWith error: Error) {}
+    public func session(_ session: NISession, didUpdateAlgorithmConvergence convergence: NIAlgorithmConvergence, for object: NINearbyObject?) {}
+    public func session(_ session: NISession, didGenerateShareableConfigurationData shareableConfigurationData: Data, for object: NINearbyObject) {}
 }
 
 /// A ranging session with one peer or accessory, shaped like `NISession`.
@@ -94,11 +132,16 @@ public final class NISession: @unchecked Sendable {
 
     private let source: NearbyDataSource
     private let queue = DispatchQueue(label: "nearby-fusion.session")
-    /// Where delegate callbacks are delivered (serial).
-    public let delegateQueue: DispatchQueue
-    private struct WeakDelegate { weak var value: (any NISessionDelegate)? }
-    private let delegateBox = Mutex(WeakDelegate())
-    private let token: DiscoveryToken
+    private let ownDelegateQueue = DispatchQueue(label: "nearby-fusion.session.delegate")
+    /// The delegate (weak, as Apple's) and the queue its callbacks go to. Apple's delegates
+    /// are not `Sendable` (view controllers): the session only calls it on the delegate
+    /// queue, as Nearby Interaction does, and holds it behind a lock.
+    private struct Delegation: @unchecked Sendable {
+        weak var delegate: (any NISessionDelegate)?
+        var queue: DispatchQueue?
+    }
+    private let delegation: Mutex<Delegation>
+    private let token: NIDiscoveryToken
     private let continuation: AsyncStream<NISessionEvent>.Continuation
     /// The session's events, identical in content and order to the delegate callbacks;
     /// finishes when the session is invalidated (a later `run` is reported to the delegate
@@ -107,7 +150,7 @@ public final class NISession: @unchecked Sendable {
 
     // Confined to `queue`.
     private var state = State.idle
-    private var configuration: (any NIConfiguration)?
+    private var runConfiguration: NIConfiguration?
     private var engine: FusionEngine?
     private var handle: ObjectHandle?
     private var objectID: String?
@@ -117,13 +160,42 @@ public final class NISession: @unchecked Sendable {
     private var sourceStarted = false
     private var sourceSuspended = false
 
+    // MARK: Where updates come from
+
+    private static let defaultSource = Mutex<(any NearbyDataSource)?>(nil)
+
+    /// The data source `NISession()` uses — the one line Apple-style code adds: a recording
+    /// (`RecordingSource`), the simulator, the app's own feed (`ManualSource`, the default),
+    /// or one side of a simulated peer link. Read when each session is created.
+    public static var defaultDataSource: any NearbyDataSource {
+        get { defaultSource.withLock { source in
+            if let source { return source }
+            let manual = ManualSource()
+            source = manual
+            return manual
+        } }
+        set { defaultSource.withLock { $0 = newValue } }
+    }
+
+    /// What the device of ``defaultDataSource`` can do (Apple: the device's).
+    public static var deviceCapabilities: any NIDeviceCapability { defaultDataSource.capabilities }
+
+    /// Whether the device ranges at all (Apple deprecated it for ``deviceCapabilities``).
+    @available(*, deprecated, message: "Use deviceCapabilities.supportsPreciseDistanceMeasurement")
+    public static var isSupported: Bool { defaultDataSource.capabilities.supportsPreciseDistanceMeasurement }
+
+    /// A session on ``defaultDataSource``, as Apple's `NISession()`.
+    public convenience init() {
+        self.init(source: Self.defaultDataSource)
+    }
+
     /// - Parameters:
-    ///   - source: where poses and UWB updates come from (default: the app's own feed).
-    ///   - delegateQueue: the serial queue for callbacks (default: a queue of its own).
-    public init(source: NearbyDataSource = ManualSource(), delegateQueue: DispatchQueue? = nil) {
+    ///   - source: where poses and radio updates come from.
+    ///   - delegateQueue: the serial queue for callbacks (default: a queue of the session's own).
+    public init(source: any NearbyDataSource, delegateQueue: DispatchQueue? = nil) {
         self.source = source
-        self.delegateQueue = delegateQueue ?? DispatchQueue(label: "nearby-fusion.session.delegate")
-        token = DiscoveryToken.random()
+        delegation = Mutex(Delegation(delegate: nil, queue: delegateQueue))
+        token = NIDiscoveryToken.random()
         (events, continuation) = AsyncStream.makeStream(of: NISessionEvent.self, bufferingPolicy: .unbounded)
         TokenRegistry.shared.issue(token, to: ObjectIdentifier(self))
     }
@@ -135,18 +207,32 @@ public final class NISession: @unchecked Sendable {
 
     /// The delegate (held weakly, as in Nearby Interaction).
     public var delegate: (any NISessionDelegate)? {
-        get { delegateBox.withLock { $0.value } }
-        set { delegateBox.withLock { $0.value = newValue } }
+        get { delegation.withLock { $0 }.delegate }
+        set {
+            let replacement = Delegation(delegate: newValue, queue: nil)
+            delegation.withLock { $0.delegate = replacement.delegate }
+        }
     }
 
-    /// This session's token while it is valid; `nil` once the session is invalidated.
-    public var discoveryToken: DiscoveryToken? { TokenRegistry.shared.isAlive(token) ? token : nil }
+    /// Where delegate callbacks are delivered (serial), as Apple's settable `delegateQueue`.
+    /// `nil` (the default) is a queue of the session's own: Linux has no main run loop to
+    /// deliver on, as Apple's `nil` (the main queue) would.
+    public var delegateQueue: DispatchQueue? {
+        get { delegation.withLock { $0.queue } }
+        set { delegation.withLock { $0.queue = newValue } }
+    }
 
-    /// What the device can do (from its data source).
-    public var deviceCapabilities: DeviceCapabilities { source.capabilities }
+    /// The configuration last run (a copy), `nil` before the first `run`.
+    public var configuration: NIConfiguration? { queue.sync { runConfiguration?.copy() as? NIConfiguration } }
+
+    /// This session's token while it is valid; `nil` once the session is invalidated.
+    public var discoveryToken: NIDiscoveryToken? { TokenRegistry.shared.isAlive(token) ? token : nil }
+
+    /// What this session's device can do (from its data source).
+    public var deviceCapabilities: any NIDeviceCapability { source.capabilities }
 
     /// The object's pose in the world (camera assistance, once converged); `nil` otherwise.
-    public func worldTransform(for object: NINearbyObject) -> WorldTransform? { object.estimate.worldTransform }
+    public func worldTransform(for object: NINearbyObject) -> simd_float4x4? { object.estimate.worldTransform.map(simd_float4x4.init) }
 
     /// What the app knows about the object's motion (iOS 27), for example from the
     /// accessory's own accelerometer: `stationary` or `moving` pins the engine's motion model
@@ -155,7 +241,7 @@ public final class NISession: @unchecked Sendable {
     /// token of another peer is ignored, as the session has no such object.
     public func updateMotionState(_ state: NIMotionActivityState, forObjectWithToken objectToken: DiscoveryToken?) {
         queue.sync {
-            if let objectToken, let peer = configuration as? NINearbyPeerConfiguration, peer.peerDiscoveryToken != objectToken { return }
+            if let objectToken, let peer = runConfiguration as? NINearbyPeerConfiguration, peer.peerDiscoveryToken != objectToken { return }
             motionState = state
             guard var engine, let handle else { return }
             engine.updateMotionState(state, for: handle)
@@ -167,13 +253,16 @@ public final class NISession: @unchecked Sendable {
     /// command-line tools).
     public func waitUntilIdle() {
         queue.sync {}
-        delegateQueue.sync {}
+        callbackQueue.sync {}
     }
 
     // MARK: Lifecycle
 
-    public func run(_ configuration: any NIConfiguration) {
-        queue.sync { runLocked(configuration) }
+    /// Runs `configuration` (a copy of it: later changes to it take effect only when it is
+    /// run again).
+    public func run(_ configuration: NIConfiguration) {
+        let copy = configuration.copy() as! NIConfiguration
+        queue.sync { runLocked(copy) }
     }
 
     public func pause() {
@@ -188,7 +277,7 @@ public final class NISession: @unchecked Sendable {
         queue.sync { invalidateLocked(error: nil) }
     }
 
-    private func runLocked(_ new: any NIConfiguration) {
+    private func runLocked(_ new: NIConfiguration) {
         if state == .invalidated {
             emit(.didInvalidate(NIError(.sessionFailed, "the session was invalidated; create a new session")))
             return
@@ -232,7 +321,7 @@ public final class NISession: @unchecked Sendable {
             return invalidateLocked(error: NIError(.invalidARConfiguration,
                                                    "the AR session must be gravity-aligned with collaboration, face tracking, initial world map and relocalisation off"))
         }
-        let same = configuration.map { Self.sameConfiguration($0, new) } ?? false
+        let same = runConfiguration.map { $0.isEqual(new) } ?? false
         if !same || engine == nil {
             var e = FusionEngine(capabilities: capabilities, cameraAssistanceEnabled: new.isCameraAssistanceEnabled)
             handle = e.register(objectID: id, kind: new is NINearbyPeerConfiguration ? .peer : .accessory, ranging: ranging)
@@ -241,7 +330,7 @@ public final class NISession: @unchecked Sendable {
             objectID = id
             lastObjectStatus = nil
         }
-        configuration = new
+        runConfiguration = new
         if sourceSuspended {
             state = .suspended
             emit(.wasSuspended)
@@ -250,12 +339,6 @@ public final class NISession: @unchecked Sendable {
         state = .running
         emit(.didStartRunning)
         startSource()
-    }
-
-    static func sameConfiguration(_ a: any NIConfiguration, _ b: any NIConfiguration) -> Bool {
-        if let x = a as? NINearbyPeerConfiguration, let y = b as? NINearbyPeerConfiguration { return x == y }
-        if let x = a as? NINearbyAccessoryConfiguration, let y = b as? NINearbyAccessoryConfiguration { return x == y }
-        return false
     }
 
     private func invalidateLocked(error: NIError?) {
@@ -298,13 +381,13 @@ public final class NISession: @unchecked Sendable {
             return
         default: break
         }
-        guard state == .running, var engine, let handle, let objectID, let configuration else { return }
+        guard state == .running, var engine, let handle, let objectID, let configuration = runConfiguration else { return }
         defer { self.engine = engine }
         let cameraAssistance = configuration.isCameraAssistanceEnabled
         switch event {
         case .pose(let p):
             if let change = engine.ingest(p), cameraAssistance {
-                emit(.didUpdateAlgorithmConvergence(change.convergence, object: nil))
+                emit(.didUpdateAlgorithmConvergence(NIAlgorithmConvergence(change.convergence), object: nil))
             }
         case .uwb(let id, let m):
             guard id == objectID else { return }
@@ -313,7 +396,7 @@ public final class NISession: @unchecked Sendable {
             emit(.didUpdate([object]))
             if cameraAssistance, let status = estimate.convergence?.status, status != lastObjectStatus {
                 lastObjectStatus = status
-                emit(.didUpdateAlgorithmConvergence(AlgorithmConvergence(status: status), object: object))
+                emit(.didUpdateAlgorithmConvergence(NIAlgorithmConvergence(status: NIAlgorithmConvergenceStatus(status)), object: object))
             }
         case .removed(let id, let reason):
             guard id == objectID else { return }
@@ -324,16 +407,21 @@ public final class NISession: @unchecked Sendable {
     }
 
     private func nearbyObject(_ e: NearbyObjectEstimate) -> NINearbyObject {
-        if let peer = configuration as? NINearbyPeerConfiguration {
+        if let peer = runConfiguration as? NINearbyPeerConfiguration {
             return NINearbyObject(token: peer.peerDiscoveryToken, accessory: nil, estimate: e)
         }
-        return NINearbyObject(token: nil, accessory: objectID, estimate: e)
+        let accessory = runConfiguration as? NINearbyAccessoryConfiguration
+        return NINearbyObject(token: accessory?.accessoryDiscoveryToken ?? NINearbyAccessoryConfiguration.token(for: objectID ?? ""),
+                              accessory: objectID, estimate: e)
     }
+
+    /// The queue callbacks go to: the app's ``delegateQueue`` or the session's own.
+    private var callbackQueue: DispatchQueue { delegateQueue ?? ownDelegateQueue }
 
     /// Sends one event to the stream and, on the delegate queue, to the delegate.
     private func emit(_ event: NISessionEvent) {
         continuation.yield(event)
-        delegateQueue.async { [weak self] in
+        callbackQueue.async { [weak self] in
             guard let self, let delegate = self.delegate else { return }
             switch event {
             case .didStartRunning: delegate.sessionDidStartRunning(self)

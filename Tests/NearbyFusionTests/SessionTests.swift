@@ -17,8 +17,8 @@ final class RecordingDelegate: NISessionDelegate {
     func sessionDidStartRunning(_ session: NISession) { add(.didStartRunning) }
     func sessionWasSuspended(_ session: NISession) { add(.wasSuspended) }
     func sessionSuspensionEnded(_ session: NISession) { add(.suspensionEnded) }
-    func session(_ session: NISession, didInvalidateWith error: NIError) { add(.didInvalidate(error)) }
-    func session(_ session: NISession, didUpdateAlgorithmConvergence convergence: AlgorithmConvergence, for object: NINearbyObject?) {
+    func session(_ session: NISession, didInvalidateWith error: Error) { add(.didInvalidate(error as! NIError)) }
+    func session(_ session: NISession, didUpdateAlgorithmConvergence convergence: NIAlgorithmConvergence, for object: NINearbyObject?) {
         add(.didUpdateAlgorithmConvergence(convergence, object: object))
     }
 }
@@ -38,7 +38,7 @@ struct SessionTests {
         .uwb(objectID: id, UWBMeasurement(timestamp: t, distance: 4, directionInDevice: Vector3(0, 0, -1)))
     }
     static func accessory(_ id: String = "tag", cameraAssistance: Bool = true) throws -> NINearbyAccessoryConfiguration {
-        var c = try NINearbyAccessoryConfiguration(data: NINearbyAccessoryConfiguration.data(forAccessory: id))
+        let c = try NINearbyAccessoryConfiguration(data: NINearbyAccessoryConfiguration.data(forAccessory: id))
         c.isCameraAssistanceEnabled = cameraAssistance
         return c
     }
@@ -46,9 +46,10 @@ struct SessionTests {
     @Test func errorCodesHaveNearbyInteractionsRawValues() {
         let expected: [(NIError.Code, Int)] = [(.unsupportedPlatform, -5889), (.invalidConfiguration, -5888), (.sessionFailed, -5887),
                                                (.resourceUsageTimeout, -5886), (.activeSessionsLimitExceeded, -5885), (.userDidNotAllow, -5884),
-                                               (.invalidARConfiguration, -5883), (.accessoryPeerDeviceUnavailable, -5882), (.incompatiblePeerDevice, -5881)]
+                                               (.invalidARConfiguration, -5883), (.accessoryPeerDeviceUnavailable, -5882), (.incompatiblePeerDevice, -5881),
+                                               (.activeExtendedDistanceSessionsLimitExceeded, -5880)]
         for (code, raw) in expected { #expect(code.rawValue == raw) }
-        #expect(NIError.Code.allCases.count == 9)
+        #expect(NIError.Code.allCases.count == 10)
     }
 
     @Test func anAccessorySessionFromTheSimulatorConverges() async throws {
@@ -63,11 +64,11 @@ struct SessionTests {
         #expect(events.first == .didStartRunning)
         let updates = events.compactMap { if case .didUpdate(let o) = $0 { return o.first } else { return nil } }
         #expect(updates.count > 90)
-        #expect(updates.allSatisfy { $0.accessoryIdentifier == "tag" && $0.discoveryToken == nil })
+        #expect(updates.allSatisfy { $0.accessoryIdentifier == "tag" && $0.discoveryToken == (try? Self.accessory())?.accessoryDiscoveryToken })
         let last = try #require(updates.last)
         #expect(session.worldTransform(for: last) != nil)
         #expect(last.horizontalAngle != nil && last.verticalDirectionEstimate == .same)
-        #expect(events.contains { if case .didUpdateAlgorithmConvergence(let c, let o?) = $0 { return c.status.isConverged && o.accessoryIdentifier == "tag" } else { return false } })
+        #expect(events.contains { if case .didUpdateAlgorithmConvergence(let c, let o?) = $0 { return c.status == .converged && o.accessoryIdentifier == "tag" } else { return false } })
         session.invalidate()
     }
 
@@ -94,7 +95,7 @@ struct SessionTests {
 
     @Test func channelSoundingAccessoriesRunOnlyWhereSupportedAndPauseInTheBackground() throws {
         let id = UUID()
-        var configuration = NINearbyAccessoryConfiguration(bluetoothChannelSoundingIdentifier: id, previousBluetoothIdentifier: nil)
+        let configuration = NINearbyAccessoryConfiguration(bluetoothChannelSoundingIdentifier: id, previousBluetoothIdentifier: nil)
         configuration.isCameraAssistanceEnabled = true
         #expect(configuration.ranging == .bluetoothChannelSounding && configuration.accessoryIdentifier == id.uuidString)
         // A device without Channel Sounding: the session is invalidated, as Nearby Interaction does.
@@ -318,6 +319,18 @@ struct SessionTests {
         for g in garbage {
             #expect(throws: (any Error).self) { try JSONDecoder().decode(DiscoveryToken.self, from: g) }
             _ = DiscoveryToken(data: g)
+        }
+        // NSSecureCoding: an archive round-trips; garbage and archives of other classes or
+        // with a wrong payload unarchive as nothing.
+        let archive = try NSKeyedArchiver.archivedData(withRootObject: token, requiringSecureCoding: true)
+        #expect(try NSKeyedUnarchiver.unarchivedObject(ofClass: NIDiscoveryToken.self, from: archive) == token)
+        let notAToken = try NSKeyedArchiver.archivedData(withRootObject: "token" as NSString, requiringSecureCoding: true)
+        #expect((try? NSKeyedUnarchiver.unarchivedObject(ofClass: NIDiscoveryToken.self, from: notAToken)) == nil)
+        var tampered = archive
+        if let range = tampered.range(of: Data("NFDT".utf8)) { tampered.replaceSubrange(range, with: Data("NFDX".utf8)) }
+        #expect((try? NSKeyedUnarchiver.unarchivedObject(ofClass: NIDiscoveryToken.self, from: tampered)) == nil)
+        for g in garbage.prefix(60) {
+            #expect((try? NSKeyedUnarchiver.unarchivedObject(ofClass: NIDiscoveryToken.self, from: g)) == nil)
         }
         // Tokens of different sessions differ.
         #expect(NISession(source: ManualSource()).discoveryToken != token)
