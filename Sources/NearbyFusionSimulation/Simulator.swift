@@ -219,8 +219,8 @@ public struct SimulationScenario: Sendable {
 
 /// Produces a recording from a scenario. Deterministic: one seed, one byte stream.
 public enum Simulator {
-    /// The recording's events in time order: header, static truth, then poses, UWB
-    /// updates, truth of moving objects and removals.
+    /// The recording's events in time order: header, then poses, UWB updates, each preceded
+    /// by its objects' timed truth (in the VIO frame), and removals.
     public static func events(for s: SimulationScenario) -> [RecordingEvent] { simulate(s).events }
 
     /// A simulated recording with, for every `pose` event, the device's true pose (what
@@ -266,9 +266,11 @@ public enum Simulator {
                                               objects: s.objects.map { ($0.id, $0.kind) },
                                               rangingByObject: Dictionary(uniqueKeysWithValues: s.objects.filter { $0.ranging != .uwb }
                                                 .map { ($0.id, $0.ranging) }))))
-        for o in s.objects where !o.moves {
-            events.append(.truth(objectID: o.id, timestamp: nil, positionInWorld: o.positionInWorld))
-        }
+        // Truth is written where the app sees each object: in the VIO's own, drifting world
+        // frame (the true position plus the VIO's current offset, sensed − true device
+        // position), timed, before each radio update — the same truth `ScenarioRun` scores
+        // against, so `evaluate`, `report`, `coach` and `accuracy` agree on a recording.
+        var vioOffset = Vector3.zero
 
         let duration = s.trajectory.duration
         let poseCount = Int((duration * s.vio.rateHz).rounded(.down))
@@ -305,6 +307,7 @@ public enum Simulator {
                 else if speed > s.vio.excessiveSpeed { tracking = .limited(.excessiveMotion) }
                 else { tracking = .normal }
                 trueDevicePoses.append((round6(tPose), p, q))
+                vioOffset = round6(sensedPosition) - p
                 events.append(.pose(DevicePose(timestamp: round6(tPose), positionInWorld: round6(sensedPosition),
                                                worldFromDevice: round9(sensedOrientation), tracking: tracking,
                                                ambientIntensity: s.vio.ambientIntensity)))
@@ -324,9 +327,7 @@ public enum Simulator {
                         hinted.insert(hint)
                         events.append(.motionState(objectID: o.id, timestamp: round6(t), state: hint.state))
                     }
-                    if o.moves {
-                        events.append(.truth(objectID: o.id, timestamp: round6(t), positionInWorld: round6(objectPosition)))
-                    }
+                    events.append(.truth(objectID: o.id, timestamp: round6(t), positionInWorld: round6(objectPosition + vioOffset)))
                     if o.ranging == .bluetoothChannelSounding {
                         if let m = channelSounding.measure(o, objectPosition: objectPosition, antenna: p + q.rotate(s.radio.antennaOffsetInDevice),
                                                            tick: uwbIndex, at: t, radioRateHz: s.radio.rateHz) {

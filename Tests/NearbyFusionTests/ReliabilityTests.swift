@@ -26,8 +26,18 @@ struct ReliabilityTests {
         // print inf and -nan. A coordinate beyond 1,000 km is now an error of the recording,
         // the same for every command; within it, huge errors still give finite figures.
         let coached = try String(contentsOfFile: CommandLineTests.packageRoot.appendingPathComponent("Datasets/coached-sweep.jsonl").path, encoding: .utf8)
-        let huge = try RecordingTests.temporaryFile(coached.replacingOccurrences(of: #""position":[-1.5,1,-4.8]"#, with: #""position":[0.9,1.2,1e308]"#),
-                                                    name: "huge-truth.jsonl")
+        // Every truth line of the recording moved to `position` (a static truth line as line 2,
+        // then each timed one).
+        func withTruth(_ position: String) -> String {
+            var lines = coached.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            for k in lines.indices where lines[k].hasPrefix(#"{"type":"truth""#) {
+                lines[k] = lines[k].replacingOccurrences(of: #""position":\[[^\]]*\]"#, with: #""position":"# + position,
+                                                         options: .regularExpression)
+            }
+            lines.insert(#"{"type":"truth","object":"tag","position":"# + position + "}", at: 1)
+            return lines.joined(separator: "\n")
+        }
+        let huge = try RecordingTests.temporaryFile(withTruth("[0.9,1.2,1e308]"), name: "huge-truth.jsonl")
         var verdicts: Set<String> = []
         for arguments in [["replay", huge], ["evaluate", huge], ["evaluate", huge, "--json"]] {
             let result = try CommandLineTests.run(arguments)
@@ -35,8 +45,7 @@ struct ReliabilityTests {
             verdicts.insert(result.stderr)
         }
         #expect(verdicts == ["Error: \(huge):2: key 'position': a coordinate beyond 1000000 m of the origin\n"])
-        let far = try RecordingTests.temporaryFile(coached.replacingOccurrences(of: #""position":[-1.5,1,-4.8]"#, with: #""position":[0.9,1.2,9e5]"#),
-                                                   name: "far-truth.jsonl")
+        let far = try RecordingTests.temporaryFile(withTruth("[0.9,1.2,9e5]"), name: "far-truth.jsonl")
         let json = try CommandLineTests.run(["evaluate", far, "--json"])
         #expect(json.status == 0, "\(json.stderr)")
         #expect(!json.stdout.contains("inf") && !json.stdout.contains("nan"))
