@@ -10,6 +10,7 @@
 //   NearbyFusionSession           the NISession-shaped API and its data sources.
 //   NearbyFusionSimulatedSources  simulated sources for sessions (only for those who ask).
 //   nearby-fusion                 the command.
+//   nearby-fusion-fuzz            libFuzzer targets (.ci/fuzz) / a corpus replayer.
 //   NearbyFusionTestSupport       LAPACK reference for tests and benchmarks.
 import PackageDescription
 
@@ -61,6 +62,14 @@ let package = Package(
                 "CMallocCounter",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
+        ),
+
+        /// The fuzz targets (`.ci/fuzz`): libFuzzer when built with `-sanitize=fuzzer,address
+        /// -DFUZZING`, a corpus replayer otherwise.
+        .target(name: "CLibFuzzer", path: "Sources/CLibFuzzer"),
+        .executableTarget(
+            name: "nearby-fusion-fuzz",
+            dependencies: ["NearbyFusion", "NearbyFusionRecording", "NearbyFusionSession", "NearbyFusionSimulation", "CLibFuzzer"]
         ),
 
         // MARK: - Tests

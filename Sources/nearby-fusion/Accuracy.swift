@@ -18,7 +18,7 @@ struct Accuracy: ParsableCommand {
     @Option(help: "Seeds per scenario.")
     var seeds: Int = 20
 
-    @Option(help: "Scenarios to run (default: all).")
+    @Option(help: "Scenarios to run (default: all).", completion: .list(ScenarioCatalogue.all.map(\.name)))
     var scenario: [String] = []
 
     func validate() throws {

@@ -22,7 +22,7 @@ struct Bench: ParsableCommand {
         mallocs per update, and UWB updates per second of fusion time.
         """)
 
-    @Argument(help: "A recording.")
+    @Argument(help: "A recording.", completion: .file(extensions: ["jsonl"]))
     var recording: String
 
     @Option(help: "Replays after the warm-up pass.")

@@ -12,10 +12,10 @@ struct Coach: ParsableCommand {
         expectations'; examples in Datasets/expectations/.
         """)
 
-    @Argument(help: "A recording.")
+    @Argument(help: "A recording.", completion: .file(extensions: ["jsonl"]))
     var recording: String
 
-    @Option(help: "The expectation file.")
+    @Option(help: "The expectation file.", completion: .file(extensions: ["expect"]))
     var expect: String
 
     func run() throws {

@@ -20,13 +20,15 @@ struct Evaluate: ParsableCommand {
         convergence on, and "changes/min" the status changes per minute over that span.
         """)
 
-    @Argument(help: "A recording with truth lines, or a folder of them (*.jsonl, searched recursively).")
+    @Argument(help: "A recording with truth lines (`-` reads standard input), or a folder of them (*.jsonl, searched recursively).",
+              completion: .file(extensions: ["jsonl"]))
     var recording: String
 
     @Flag(help: "Print one JSON document instead of text.")
     var json = false
 
     func run() throws {
+        if recording == "-" { try runOne(); return }   // standard input: one recording
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: recording, isDirectory: &isDirectory) else {
             throw CommandFailure(message: "\(recording): no such file or folder")

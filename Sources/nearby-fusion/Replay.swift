@@ -8,7 +8,8 @@ struct Replay: ParsableCommand {
         abstract: "Run the fusion engine over a recording and write the estimate stream.",
         discussion: "Prints a human summary on standard output (on standard error when --output is -).")
 
-    @Argument(help: "A recording in the nearby-recording JSON Lines format (- for standard input).")
+    @Argument(help: "A recording in the nearby-recording JSON Lines format (- for standard input).",
+              completion: .file(extensions: ["jsonl"]))
     var recording: String
 
     @Option(name: .shortAndLong, help: "Where to write the estimate stream (- for standard output).")

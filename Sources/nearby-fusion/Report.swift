@@ -12,7 +12,7 @@ struct Report: ParsableCommand {
         time against truth; the convergence and coaching timeline.
         """)
 
-    @Argument(help: "A recording.")
+    @Argument(help: "A recording.", completion: .file(extensions: ["jsonl"]))
     var recording: String
 
     @Option(name: .shortAndLong, help: "The HTML file to write.")

@@ -10,10 +10,11 @@ struct Simulate: ParsableCommand {
         discussion: "Built-in scenarios: " + ScenarioCatalogue.all.map(\.name).joined(separator: ", ")
             + ". --tum/--euroc replace the device path with a recorded one.")
 
-    @Argument(help: "A simulation script (format: README, 'Simulation scripts'; examples in Datasets/scripts/).")
+    @Argument(help: "A simulation script (format: README, 'Simulation scripts'; examples in Datasets/scripts/).",
+              completion: .file(extensions: ["sim"]))
     var script: String?
 
-    @Option(help: "A built-in scenario instead of a script.")
+    @Option(help: "A built-in scenario instead of a script.", completion: .list(ScenarioCatalogue.all.map(\.name)))
     var scenario: String?
 
     @Option(help: "The random seed (the same seed gives the same bytes).")
@@ -22,10 +23,10 @@ struct Simulate: ParsableCommand {
     @Option(name: .shortAndLong, help: "Where to write the recording (- for standard output).")
     var output: String = "-"
 
-    @Option(help: "Use this TUM trajectory (timestamp tx ty tz qx qy qz qw) as the device path.")
+    @Option(help: "Use this TUM trajectory (timestamp tx ty tz qx qy qz qw) as the device path.", completion: .file())
     var tum: String?
 
-    @Option(help: "Use this EuRoC ground-truth CSV as the device path.")
+    @Option(help: "Use this EuRoC ground-truth CSV as the device path.", completion: .file(extensions: ["csv"]))
     var euroc: String?
 
     func validate() throws {

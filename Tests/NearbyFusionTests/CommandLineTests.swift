@@ -117,6 +117,15 @@ struct CommandEdgeTests {
         #expect(result.stdout == "nearby-fusion 0.4.0 (nearby-recording format 1)\n")
     }
 
+    @Test func shellCompletionKnowsRecordingsScriptsAndScenarios() throws {
+        let bash = try CommandLineTests.run(["--generate-completion-script", "bash"])
+        #expect(bash.status == 0)
+        #expect(bash.stdout.contains("jsonl") && bash.stdout.contains("sim") && bash.stdout.contains("expect"))
+        #expect(bash.stdout.contains("coached-sweep") && bash.stdout.contains("cs-carried-hinted"))
+        let zsh = try CommandLineTests.run(["--generate-completion-script", "zsh"])
+        #expect(zsh.status == 0 && zsh.stdout.contains("still-peer"))
+    }
+
     @Test func anUnknownObjectIsAnErrorAndLeavesNoFile() throws {
         let dir = try OutputSafetyTests.folder()
         let result = try CommandLineTests.run(["replay", "Datasets/two-tags.jsonl", "--object", "nosuch", "--tum", dir + "/t.tum",

@@ -52,6 +52,27 @@ struct EvaluationCommandTests {
         #expect(abs(bound - 0.1 / 5) < 1e-6)
     }
 
+    @Test func evaluateReadsStandardInput() throws {
+        let process = Process()
+        process.executableURL = CommandLineTests.executable
+        process.arguments = ["evaluate", "-", "--json"]
+        process.currentDirectoryURL = CommandLineTests.packageRoot
+        process.standardInput = try FileHandle(forReadingFrom: Self.datasets.appendingPathComponent("coached-sweep.jsonl"))
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = Pipe()
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let fromStdin = try JSONSerialization.jsonObject(with: stdout) as? [String: Any]
+        let objects = try #require(fromStdin?["objects"] as? [[String: Any]])
+        #expect(objects.count == 1 && objects[0]["object"] as? String == "tag")
+        // The same figures as from the file.
+        let fromFile = try RecordingEvaluation.evaluate(path: Self.datasets.appendingPathComponent("coached-sweep.jsonl").path)
+        #expect(objects[0]["updates"] as? Int == fromFile.objects[0].updates)
+    }
+
     @Test func evaluateCommandPrintsJSONAndFolderTables() throws {
         let one = try CommandLineTests.run(["evaluate", "Datasets/floor-above.jsonl", "--json"])
         #expect(one.status == 0)

@@ -10,7 +10,8 @@ import Foundation
 /// while let event = try reader.next() { … }
 /// ```
 public struct RecordingReader {
-    private let handle: FileHandle
+    /// `nil` for a recording given as bytes (``init(bytes:name:)``).
+    private let handle: FileHandle?
     private let displayName: String
     private var buffer: [UInt8] = []
     private var start = 0
@@ -43,6 +44,15 @@ public struct RecordingReader {
             displayName = path
         }
         decoder = RecordingDecoder(file: displayName)
+    }
+
+    /// Reads a recording held in memory; `name` stands for the file in messages.
+    public init(bytes: [UInt8], name: String) {
+        handle = nil
+        displayName = name
+        buffer = bytes
+        atEOF = true
+        decoder = RecordingDecoder(file: name)
     }
 
     /// Reads and returns the header (the first line).
@@ -133,7 +143,7 @@ public struct RecordingReader {
             }
             // Compact and read more.
             if start > 0 { buffer.removeFirst(start); start = 0 }
-            let chunk = handle.readData(ofLength: 1 << 20)
+            let chunk = handle?.readData(ofLength: 1 << 20) ?? Data()
             if chunk.isEmpty { atEOF = true } else { buffer.append(contentsOf: chunk) }
         }
     }
