@@ -1,5 +1,5 @@
 import NearbyFusion
-/// A fast path for valid `pose` and `uwb` lines: scans the bytes once, parses numbers
+/// A fast path for valid `pose`, `uwb`/`range` and timed `truth` lines: scans the bytes once, parses numbers
 /// without building strings or a JSON tree, and allocates nothing.
 ///
 /// It accepts only what it fully understands and validates exactly as the strict path does
@@ -182,7 +182,7 @@ struct FastLineDecoder {
     func decode(_ sc: inout Scanner, lastTime: Double?) -> RecordingEvent? {
         guard sc.expect(UInt8(ascii: "{")) else { return nil }
         var seen: UInt16 = 0
-        var isPose = false, isUWB = false
+        var isPose = false, isUWB = false, isTruth = false
         var t = 0.0
         var position = Vector3.zero
         var orientation = Quaternion.identity
@@ -217,7 +217,8 @@ struct FastLineDecoder {
             } else if sc.equals(key, "type") {
                 bit = .type
                 guard let v = sc.string() else { return nil }
-                if sc.equals(v, "pose") { isPose = true } else if sc.equals(v, "uwb") || sc.equals(v, "range") { isUWB = true } else { return nil }
+                if sc.equals(v, "pose") { isPose = true } else if sc.equals(v, "uwb") || sc.equals(v, "range") { isUWB = true }
+                else if sc.equals(v, "truth") { isTruth = true } else { return nil }
             } else if sc.equals(key, "t") {
                 bit = .t
                 guard let v = sc.number() else { return nil }
@@ -300,6 +301,14 @@ struct FastLineDecoder {
             guard objectIndex >= 0, seen & (Key.position.rawValue | Key.orientation.rawValue | Key.tracking.rawValue) == 0,
                   direction == nil || objectTakesDirection[objectIndex] else { return nil }
             return .uwb(objectID: objectIDs[objectIndex], UWBMeasurement(timestamp: t, distance: distance, directionInDevice: direction))
+        }
+        if isTruth {
+            // Timed truth only (a static one has no `t` and leaves the time order alone; the
+            // strict decoder reads it). Keys of other line types: the strict decoder decides.
+            let foreign = Key.orientation.rawValue | Key.tracking.rawValue | Key.trackingReason.rawValue
+                | Key.ambientIntensity.rawValue | Key.distance.rawValue | Key.direction.rawValue
+            guard objectIndex >= 0, seen & Key.position.rawValue != 0, seen & foreign == 0 else { return nil }
+            return .truth(objectID: objectIDs[objectIndex], timestamp: t, positionInWorld: position)
         }
         return nil
     }
