@@ -17,8 +17,10 @@ open class NIConfiguration: NSObject {
 
     override init() {}
 
-    /// A copy with the same settings (`NSCopying`).
-    open func copy(with zone: NSZone? = nil) -> Any { preconditionFailure("NIConfiguration is abstract: use a subclass") }
+    /// A copy with the same settings (`NSCopying`). The base class has nothing to copy; a
+    /// session run with it (or with a subclass of the app's own) is invalidated with
+    /// `invalidConfiguration`.
+    open func copy(with zone: NSZone? = nil) -> Any { self }
 
     /// The same object, the same radio and the same settings.
     func sameSettings(as other: NIConfiguration) -> Bool {

@@ -261,7 +261,7 @@ public final class NISession: @unchecked Sendable {
     /// Runs `configuration` (a copy of it: later changes to it take effect only when it is
     /// run again).
     public func run(_ configuration: NIConfiguration) {
-        let copy = configuration.copy() as! NIConfiguration
+        let copy = configuration.copy() as? NIConfiguration ?? configuration
         queue.sync { runLocked(copy) }
     }
 
