@@ -30,103 +30,114 @@ struct Accuracy: ParsableCommand {
 
     func run() throws {
         let selected = ScenarioCatalogue.all.filter { scenario.isEmpty || scenario.contains($0.name) }
+        // Each scenario is simulated once per seed; its runs give its row in every table.
+        var rows: [String] = [], motionRows: [String] = [], channelSoundingRows: [String] = []
+        let progress = ProgressBar(total: selected.count * seeds, minimumTotal: 2, items: "runs")
+        var done = 0
+        for (name, make) in selected {
+            let runs = (1...seeds).map { seed in
+                defer { done += 1; progress.update(done) }
+                return ScenarioRun(make(UInt64(seed)))
+            }
+            rows.append(Self.accuracyRow(name, runs))
+            let object = make(1).objects.first
+            if object?.moves == true { motionRows.append(Self.motionRow(name, runs)) }
+            if object?.ranging == .bluetoothChannelSounding { channelSoundingRows.append(Self.channelSoundingRow(name, runs)) }
+        }
+        progress.finish()
+        print("| scenario | angle err median ° | angle err p95 ° | position err median m | position err p95 m | first converged median s | max s | never | worst angle err when converged ° | mean NEES |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        rows.forEach { print($0) }
+        if !motionRows.isEmpty {
+            print("")
+            print("| moving object | first horizontalAngle median s | max s | 'moving' reported after start of motion median s | max s | never | worldTransform > 50 cm off for, longest median s | max s | velocity err median m/s |")
+            print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+            motionRows.forEach { print($0) }
+        }
+        if !channelSoundingRows.isEmpty {
+            print("")
+            print("| Channel Sounding | bound allows 10° at, median s | first horizontalAngle median s | angle later than the bound, median s | max s | never an angle | angle RMSE / bound | converged > 20° off | worldTransform err median m | distance err median m: raw | published | published distance lag median s | max s |")
+            print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+            channelSoundingRows.forEach { print($0) }
+        }
+    }
+
+    /// The first table's row: every scenario.
+    static func accuracyRow(_ name: String, _ runs: [ScenarioRun]) -> String {
         func degrees(_ x: Double?) -> String { x.map { String(format: "%.2f", Angle.degrees(radians: $0)) } ?? "—" }
         func metres(_ x: Double?) -> String { x.map { String(format: "%.3f", $0) } ?? "—" }
         func seconds(_ x: Double?) -> String { x.map { String(format: "%.1f", $0) } ?? "—" }
-        print("| scenario | angle err median ° | angle err p95 ° | position err median m | position err p95 m | first converged median s | max s | never | worst angle err when converged ° | mean NEES |")
-        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-        for (name, make) in selected {
-            var angleErrors: [Double] = [], positionErrors: [Double] = [], converged: [Double] = [], nees: [Double] = []
-            var never = 0
-            var worst = 0.0
-            for seed in 1...seeds {
-                let run = ScenarioRun(make(UInt64(seed)))
-                angleErrors += run.horizontalAngleErrors
-                positionErrors += run.positionErrors
-                if let t = run.firstConvergedTime { converged.append(t) } else { never += 1 }
-                worst = max(worst, run.worstConvergedAngleError)
-                if let n = run.finalNEES { nees.append(n) }
-            }
-            let meanNEES = nees.isEmpty ? "—" : String(format: "%.2f", nees.reduce(0, +) / Double(nees.count))
-            print("| \(name) | \(degrees(Statistics.quantile(angleErrors, 0.5))) | \(degrees(Statistics.quantile(angleErrors, 0.95))) | "
-                + "\(metres(Statistics.quantile(positionErrors, 0.5))) | \(metres(Statistics.quantile(positionErrors, 0.95))) | "
-                + "\(seconds(Statistics.quantile(converged, 0.5))) | \(seconds(converged.max())) | \(never)/\(seeds) | "
-                + "\(converged.isEmpty ? "—" : degrees(worst)) | \(meanNEES) |")
+        var angleErrors: [Double] = [], positionErrors: [Double] = [], converged: [Double] = [], nees: [Double] = []
+        var never = 0
+        var worst = 0.0
+        for run in runs {
+            angleErrors += run.horizontalAngleErrors
+            positionErrors += run.positionErrors
+            if let t = run.firstConvergedTime { converged.append(t) } else { never += 1 }
+            worst = max(worst, run.worstConvergedAngleError)
+            if let n = run.finalNEES { nees.append(n) }
         }
-        printMotionTable(selected)
-        printChannelSoundingTable(selected)
+        let meanNEES = nees.isEmpty ? "—" : String(format: "%.2f", nees.reduce(0, +) / Double(nees.count))
+        return "| \(name) | \(degrees(Statistics.quantile(angleErrors, 0.5))) | \(degrees(Statistics.quantile(angleErrors, 0.95))) | "
+            + "\(metres(Statistics.quantile(positionErrors, 0.5))) | \(metres(Statistics.quantile(positionErrors, 0.95))) | "
+            + "\(seconds(Statistics.quantile(converged, 0.5))) | \(seconds(converged.max())) | \(never)/\(runs.count) | "
+            + "\(converged.isEmpty ? "—" : degrees(worst)) | \(meanNEES) |"
     }
 
-    /// The third table: Bluetooth Channel Sounding accessories (distance only).
-    func printChannelSoundingTable(_ selected: [(name: String, make: @Sendable (UInt64) -> SimulationScenario)]) {
-        let cs = selected.filter { $0.make(1).objects.first?.ranging == .bluetoothChannelSounding }
-        guard !cs.isEmpty else { return }
+    /// The third table's row: a Bluetooth Channel Sounding accessory (distance only).
+    static func channelSoundingRow(_ name: String, _ runs: [ScenarioRun]) -> String {
         func format(_ x: Double?, _ digits: Int = 1) -> String { x.map { String(format: "%.\(digits)f", $0) } ?? "—" }
-        print("")
-        print("| Channel Sounding | bound allows 10° at, median s | first horizontalAngle median s | angle later than the bound, median s | max s | never an angle | angle RMSE / bound | converged > 20° off | worldTransform err median m | distance err median m: raw | published | published distance lag median s | max s |")
-        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-        for (name, make) in cs {
-            var boundTimes: [Double] = [], firstAngles: [Double] = [], delays: [Double] = []
-            var squaredErrors = 0.0, squaredBounds = 0.0, converged = 0, convergedFar = 0, never = 0
-            var positions: [Double] = [], rawDistance: [Double] = [], publishedDistance: [Double] = [], lags: [Double] = []
-            for seed in 1...seeds {
-                let run = ScenarioRun(make(UInt64(seed)))
-                if let lag = run.distanceLag() { lags.append(lag) }
-                let bound = run.boundAllows(degrees: 10)
-                if let bound { boundTimes.append(bound) }
-                if let first = run.firstAngleTime {
-                    firstAngles.append(first)
-                    if let bound { delays.append(max(first - bound, 0)) }
-                } else { never += 1 }
-                for u in run.updates {
-                    if let d = u.estimate.distance { publishedDistance.append(abs(d - u.trueDistanceVector.length)) }
-                    if let raw = u.rawDistance { rawDistance.append(abs(raw - u.trueDistanceVector.length)) }
-                    if let w = u.estimate.worldTransform { positions.append((w.translation - u.truthInWorld).length) }
-                    guard let a = u.estimate.horizontalAngle, let t = u.trueHorizontalAngle else { continue }
-                    let e = Angle.wrapped(a - t)
-                    squaredErrors += e * e
-                    if let b = u.bearingBound { squaredBounds += b * b }
-                    if u.estimate.convergence?.status.isConverged == true {
-                        converged += 1
-                        if abs(e) > Angle.radians(degrees: 20) { convergedFar += 1 }
-                    }
+        var boundTimes: [Double] = [], firstAngles: [Double] = [], delays: [Double] = []
+        var squaredErrors = 0.0, squaredBounds = 0.0, converged = 0, convergedFar = 0, never = 0
+        var positions: [Double] = [], rawDistance: [Double] = [], publishedDistance: [Double] = [], lags: [Double] = []
+        for run in runs {
+            if let lag = run.distanceLag() { lags.append(lag) }
+            let bound = run.boundAllows(degrees: 10)
+            if let bound { boundTimes.append(bound) }
+            if let first = run.firstAngleTime {
+                firstAngles.append(first)
+                if let bound { delays.append(max(first - bound, 0)) }
+            } else { never += 1 }
+            for u in run.updates {
+                if let d = u.estimate.distance { publishedDistance.append(abs(d - u.trueDistanceVector.length)) }
+                if let raw = u.rawDistance { rawDistance.append(abs(raw - u.trueDistanceVector.length)) }
+                if let w = u.estimate.worldTransform { positions.append((w.translation - u.truthInWorld).length) }
+                guard let a = u.estimate.horizontalAngle, let t = u.trueHorizontalAngle else { continue }
+                let e = Angle.wrapped(a - t)
+                squaredErrors += e * e
+                if let b = u.bearingBound { squaredBounds += b * b }
+                if u.estimate.convergence?.status.isConverged == true {
+                    converged += 1
+                    if abs(e) > Angle.radians(degrees: 20) { convergedFar += 1 }
                 }
             }
-            let ratio = squaredBounds > 0 ? (squaredErrors / squaredBounds).squareRoot() : nil
-            print("| \(name) | \(format(Statistics.quantile(boundTimes, 0.5))) | \(format(Statistics.quantile(firstAngles, 0.5))) | "
-                + "\(format(Statistics.quantile(delays, 0.5))) | \(format(delays.max())) | \(never)/\(seeds) | \(format(ratio, 2)) | "
-                + "\(convergedFar)/\(converged) | \(format(Statistics.quantile(positions, 0.5), 3)) | "
-                + "\(format(Statistics.quantile(rawDistance, 0.5), 3)) | \(format(Statistics.quantile(publishedDistance, 0.5), 3)) | "
-                + "\(format(Statistics.quantile(lags, 0.5), 2)) | \(format(lags.max(), 2)) |")
         }
+        let ratio = squaredBounds > 0 ? (squaredErrors / squaredBounds).squareRoot() : nil
+        return "| \(name) | \(format(Statistics.quantile(boundTimes, 0.5))) | \(format(Statistics.quantile(firstAngles, 0.5))) | "
+            + "\(format(Statistics.quantile(delays, 0.5))) | \(format(delays.max())) | \(never)/\(runs.count) | \(format(ratio, 2)) | "
+            + "\(convergedFar)/\(converged) | \(format(Statistics.quantile(positions, 0.5), 3)) | "
+            + "\(format(Statistics.quantile(rawDistance, 0.5), 3)) | \(format(Statistics.quantile(publishedDistance, 0.5), 3)) | "
+            + "\(format(Statistics.quantile(lags, 0.5), 2)) | \(format(lags.max(), 2)) |"
     }
 
-    /// The second table: scenarios whose object moves (peers that walk, a tag picked up).
-    func printMotionTable(_ selected: [(name: String, make: @Sendable (UInt64) -> SimulationScenario)]) {
-        let moving = selected.filter { $0.make(1).objects.first?.moves == true }
-        guard !moving.isEmpty else { return }
+    /// The second table's row: a scenario whose object moves (peers that walk, a tag picked up).
+    static func motionRow(_ name: String, _ runs: [ScenarioRun]) -> String {
         func seconds(_ x: Double?) -> String { x.map { String(format: "%.1f", $0) } ?? "—" }
-        print("")
-        print("| moving object | first horizontalAngle median s | max s | 'moving' reported after start of motion median s | max s | never | worldTransform > 50 cm off for, longest median s | max s | velocity err median m/s |")
-        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-        for (name, make) in moving {
-            var firstAngle: [Double] = [], reported: [Double] = [], stale: [Double] = [], velocityErrors: [Double] = []
-            var started = 0
-            for seed in 1...seeds {
-                let run = ScenarioRun(make(UInt64(seed)))
-                if let t = run.firstAngleTime { firstAngle.append(t) }
-                if run.motionStart != nil {
-                    started += 1
-                    if let t = run.movingReportedAfter { reported.append(t) }
-                }
-                stale.append(run.longestStaleTransform(beyond: 0.5))
-                velocityErrors += run.updates.compactMap { u in u.estimate.velocity.map { ($0 - u.trueVelocity).length } }
+        var firstAngle: [Double] = [], reported: [Double] = [], stale: [Double] = [], velocityErrors: [Double] = []
+        var started = 0
+        for run in runs {
+            if let t = run.firstAngleTime { firstAngle.append(t) }
+            if run.motionStart != nil {
+                started += 1
+                if let t = run.movingReportedAfter { reported.append(t) }
             }
-            print("| \(name) | \(seconds(Statistics.quantile(firstAngle, 0.5))) | \(seconds(firstAngle.max())) | "
-                + "\(seconds(Statistics.quantile(reported, 0.5))) | \(seconds(reported.max())) | "
-                + "\(started == 0 ? "—" : "\(started - reported.count)/\(started)") | "
-                + "\(seconds(Statistics.quantile(stale, 0.5))) | \(seconds(stale.max())) | "
-                + "\(velocityErrors.isEmpty ? "—" : String(format: "%.2f", Statistics.quantile(velocityErrors, 0.5)!)) |")
+            stale.append(run.longestStaleTransform(beyond: 0.5))
+            velocityErrors += run.updates.compactMap { u in u.estimate.velocity.map { ($0 - u.trueVelocity).length } }
         }
+        return "| \(name) | \(seconds(Statistics.quantile(firstAngle, 0.5))) | \(seconds(firstAngle.max())) | "
+            + "\(seconds(Statistics.quantile(reported, 0.5))) | \(seconds(reported.max())) | "
+            + "\(started == 0 ? "—" : "\(started - reported.count)/\(started)") | "
+            + "\(seconds(Statistics.quantile(stale, 0.5))) | \(seconds(stale.max())) | "
+            + "\(velocityErrors.isEmpty ? "—" : String(format: "%.2f", Statistics.quantile(velocityErrors, 0.5)!)) |"
     }
 }

@@ -98,10 +98,14 @@ struct Evaluate: ParsableCommand {
         let paths = files
         guard !files.isEmpty else { throw CommandFailure(message: "\(recording): no .jsonl recordings") }
         let results = Mutex([Result<RecordingEvaluationReport, Error>?](repeating: nil, count: files.count))
+        // Progress on standard error while it works (a terminal only), one step per recording.
+        let progress = Mutex((bar: ProgressBar(total: files.count, minimumTotal: 2, items: "recordings"), done: 0))
         DispatchQueue.concurrentPerform(iterations: files.count) { k in
             let r: Result<RecordingEvaluationReport, Error> = Result { try RecordingEvaluation.evaluate(path: paths[k]) }
             results.withLock { $0[k] = r }
+            progress.withLock { $0.done += 1; $0.bar.update($0.done) }
         }
+        progress.withLock { $0.bar.finish() }
         var reports: [RecordingEvaluationReport] = []
         var skipped: [String] = []
         var failed: [String] = []

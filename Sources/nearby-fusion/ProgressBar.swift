@@ -5,14 +5,18 @@ import Foundation
 final class ProgressBar {
     private let total: Int
     private let enabled: Bool
+    /// What is counted, shown as `done/total` after the percentage (`nil` for bytes).
+    private let items: String?
     private var lastDraw = Date.distantPast
     private var drawn = false
 
     /// - Parameters:
     ///   - total: the size of the work, in bytes.
     ///   - minimumTotal: below this size no bar is drawn (small files finish at once).
-    init(total: Int, minimumTotal: Int = 1 << 20, forceEnabled: Bool = false) {
+    ///   - items: for work counted in items (recordings, runs): their name, shown with the count.
+    init(total: Int, minimumTotal: Int = 1 << 20, items: String? = nil, forceEnabled: Bool = false) {
         self.total = max(total, 1)
+        self.items = items
         enabled = forceEnabled || (isatty(STDERR_FILENO) == 1 && total >= minimumTotal)
     }
 
@@ -27,7 +31,8 @@ final class ProgressBar {
         let width = 30
         let filled = Int(fraction * Double(width))
         let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
-        FileHandle.standardError.write(Data("\r\(bar) \(Int(fraction * 100))%".utf8))
+        let count = items.map { " \(min(done, total))/\(total) \($0)" } ?? ""
+        FileHandle.standardError.write(Data("\r\(bar) \(Int(fraction * 100))%\(count)".utf8))
         drawn = true
     }
 

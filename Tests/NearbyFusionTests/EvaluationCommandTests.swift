@@ -81,6 +81,8 @@ struct EvaluationCommandTests {
         let folder = try CommandLineTests.run(["evaluate", "Datasets"])
         #expect(folder.status == 0)
         #expect(folder.stdout.contains("| coached-sweep.jsonl |") && folder.stdout.contains("| **total** |"))
+        // The progress bar is for terminals: a pipe gets nothing on standard error.
+        #expect(folder.stderr.isEmpty)
         let missing = try CommandLineTests.run(["evaluate", "no-such-place"])
         #expect(missing.status == 1 && missing.stderr == "Error: no-such-place: no such file or folder\n")
     }
