@@ -12,7 +12,7 @@ open class NIConfiguration: NSObject {
     public var isCameraAssistanceEnabled = false
     /// Accepted and kept (Apple: UWB ranging beyond the usual distance on supporting
     /// hardware); it changes nothing here: the engine fuses ranges up to
-    /// ``FusionOptions/maximumRange`` either way.
+    /// `FusionOptions/maximumRange` either way.
     public var isExtendedDistanceMeasurementEnabled = false
 
     override init() {}

@@ -16,7 +16,7 @@ public enum SourceEvent: Sendable, Hashable {
 
 /// Where a session's poses and UWB updates come from: the app's own feed
 /// (``ManualSource``), a recording (``RecordingSource``), or the simulator
-/// (``SimulatedSource``, ``SimulatedPeerLink``). The session code is the same for all.
+/// (`SimulatedSource`, `SimulatedPeerLink`). The session code is the same for all.
 public protocol NearbyDataSource: AnyObject, Sendable {
     /// What the device can do.
     var capabilities: DeviceCapabilities { get }
@@ -68,7 +68,7 @@ public final class RecordingSource: NearbyDataSource {
     private let running = Mutex<Int>(0)   // generation: a stop or restart ends the previous thread
     private let position = Mutex<Int>(0)
 
-    /// Reads a recording file. Throws its ``RecordingError``.
+    /// Reads a recording file. Throws its `RecordingError`.
     public convenience init(path: String, speed: Double = .infinity) throws {
         var reader = try RecordingReader(path: path)
         let header = try reader.readHeader()

@@ -26,7 +26,7 @@ public final class NINearbyObject: NSObject, @unchecked Sendable {
     /// `.unknown` when not published.
     public let verticalDirectionEstimate: VerticalDirectionEstimate
     /// The object's velocity, m/s, world frame, when the engine publishes it (beyond Nearby
-    /// Interaction, see ``NearbyObjectEstimate/velocity``).
+    /// Interaction, see `NearbyObjectEstimate/velocity`).
     public var velocity: simd_float3? { estimate.velocity.map(simd_float3.init) }
     /// What the engine knows of the object's motion (beyond Nearby Interaction; the app's
     /// own hint when it gave one through ``NISession/updateMotionState(_:forObjectWithToken:)``).
@@ -180,7 +180,7 @@ public final class NISession: @unchecked Sendable {
     /// What the device of ``defaultDataSource`` can do (Apple: the device's).
     public static var deviceCapabilities: any NIDeviceCapability { defaultDataSource.capabilities }
 
-    /// Whether the device ranges at all (Apple deprecated it for ``deviceCapabilities``).
+    /// Whether the device ranges at all (Apple deprecated it for the class's `deviceCapabilities`).
     @available(*, deprecated, message: "Use deviceCapabilities.supportsPreciseDistanceMeasurement")
     public static var isSupported: Bool { defaultDataSource.capabilities.supportsPreciseDistanceMeasurement }
 
@@ -236,7 +236,7 @@ public final class NISession: @unchecked Sendable {
 
     /// What the app knows about the object's motion (iOS 27), for example from the
     /// accessory's own accelerometer: `stationary` or `moving` pins the engine's motion model
-    /// until `unknown` (see ``FusionEngine/updateMotionState(_:for:)``). The token is the
+    /// until `unknown` (see `FusionEngine/updateMotionState(_:for:)`). The token is the
     /// peer's for a peer session and `nil` (or the accessory object's) for an accessory; a
     /// token of another peer is ignored, as the session has no such object.
     public func updateMotionState(_ state: NIMotionActivityState, forObjectWithToken objectToken: DiscoveryToken?) {

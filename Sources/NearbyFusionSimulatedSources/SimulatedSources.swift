@@ -5,7 +5,7 @@ import NearbyFusionSimulation
 import Synchronization
 import NearbyFusionSession
 
-/// The simulator running live: a scenario's recording delivered as a ``RecordingSource``.
+/// The simulator running live: a scenario's recording delivered as a `RecordingSource`.
 public final class SimulatedSource: NearbyDataSource {
     let inner: RecordingSource
     public var capabilities: DeviceCapabilities { inner.capabilities }
@@ -31,7 +31,7 @@ public final class SimulatedSource: NearbyDataSource {
 
 /// Two simulated phones ranging to each other: each has its own path and VIO, the range
 /// between them is shared (the interaction is bidirectional) and each gets its own
-/// direction to the other. Each phone's ``source`` feeds that phone's session; a peer is
+/// direction to the other. Each phone's `source` feeds that phone's session; a peer is
 /// reported under the hexadecimal of its discovery token. When one side stops (its session
 /// is invalidated), the other is told `removed(peerEnded)`.
 public final class SimulatedPeerLink: Sendable {

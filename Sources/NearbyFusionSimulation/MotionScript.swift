@@ -59,7 +59,7 @@ extension DevicePath {
 }
 
 /// A recorded trajectory (for example a TUM or EuRoC ground truth, see
-/// ``TrajectoryFormats``) used as the true device path: positions interpolated linearly,
+/// `TrajectoryFormats`) used as the true device path: positions interpolated linearly,
 /// orientations by slerp, time rebased so that the first pose is at 0.
 public struct SampledDevicePath: DevicePath {
     public let times: [Double]
@@ -67,7 +67,9 @@ public struct SampledDevicePath: DevicePath {
     public let orientations: [Quaternion]
     public var duration: Double { times.last ?? 0 }
 
-    /// - Parameter offset: added to every position (to place the path in a scene), metres.
+    /// - Parameters:
+    ///   - poses: the recorded path, in time order (times are taken from the first pose).
+    ///   - offset: added to every position (to place the path in a scene), metres.
     public init(poses: [DevicePose], offset: Vector3 = .zero) {
         let t0 = poses.first?.timestamp ?? 0
         times = poses.map { $0.timestamp - t0 }

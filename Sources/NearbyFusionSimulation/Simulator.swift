@@ -61,7 +61,7 @@ public struct SimulatedObject: Sendable, Hashable {
 }
 
 /// A Bluetooth Channel Sounding link's sensing model (distance only). Its defaults are the
-/// figures the engine's Channel Sounding noise model cites (``FusionOptions``): a 0.35 m
+/// figures the engine's Channel Sounding noise model cites (`FusionOptions`): a 0.35 m
 /// jitter for phone-class antennas, multipath that adds 0.2–1.5 m of positive excess in
 /// bursts (80 MHz resolves paths only ~1.9 m apart), 10 % of procedures failing (a `nil`
 /// distance), and a rate that drops when other Bluetooth or Wi-Fi traffic rises.

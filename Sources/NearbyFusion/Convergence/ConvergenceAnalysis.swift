@@ -1,7 +1,8 @@
 import Foundation
 
 /// What the measurements gathered so far determine about one object's position, and the
-/// coaching that follows from it. Produced by ``ConvergenceAnalysis/assess(mixture:antennaInWorld:movement:previous:options:)``.
+/// coaching that follows from it. Produced by
+/// ``ConvergenceAnalysis/assess(mixture:antennaInWorld:movement:movementAlreadySufficient:objectMoving:previous:previousCategory:options:)``.
 public struct ConvergenceAssessment: Sendable, Equatable {
     /// The mixture mean `μ̄ = Σ wᵢ μᵢ`, world frame, metres.
     public var meanInWorld: Vector3

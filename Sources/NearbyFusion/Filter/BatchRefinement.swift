@@ -107,7 +107,11 @@ public enum BatchRefinement {
     }
 
     /// Refines every hypothesis of `mixture` in place from `window`.
-    /// - Parameter addedVariance: m², added to each refined covariance, `Pᵢ ← A⁻¹ + q I`. A
+    /// - Parameters:
+    ///   - mixture: the bank; each hypothesis is re-solved from its own tile prior.
+    ///   - window: the stored updates (ranges, directions, missing directions).
+    ///   - o: the noise, outlier and gate settings of the measurement models.
+    ///   - addedVariance: m², added to each refined covariance, `Pᵢ ← A⁻¹ + q I`. A
     ///   batch treats the object and the VIO frame as fixed; the engine passes what VIO drift
     ///   does to a batch estimate: a third of the random-walk variance accumulated over the
     ///   window (the variance of a random walk's average) plus `(f·L/2)²` for systematic

@@ -47,11 +47,13 @@ public struct ReplayError: Error, Sendable, CustomStringConvertible {
     public var description: String
 }
 
-/// Runs a ``FusionEngine`` over a recording, streaming: events are read, fused and
+/// Runs a `FusionEngine` over a recording, streaming: events are read, fused and
 /// handed to `emit` one at a time.
 public enum RecordingReplay {
     /// Replays the recording at `path` (`-` for standard input).
     /// - Parameters:
+    ///   - path: the recording (`-` for standard input).
+    ///   - options: the engine's options.
     ///   - cameraAssistance: overrides the header's `supportsCameraAssistance` when not `nil`.
     ///   - emit: receives every estimate line in order.
     ///   - onTruth: receives every truth line (object, world position) as it is read.
@@ -132,9 +134,15 @@ public enum RecordingReplay {
     /// The one replay loop every tool uses: reads the recording (streaming, or pipelined on
     /// a second thread), feeds a fresh engine and hands each step to `step`.
     /// - Parameters:
+    ///   - path: the recording (`-` for standard input).
+    ///   - options: the engine's options.
+    ///   - cameraAssistance: overrides the header's `supportsCameraAssistance` when not `nil`.
+    ///   - pipelined: parse on a background thread while fusing on the calling one.
     ///   - withMoments: also report each object's mixture moments after its updates (for
     ///     scoring; off on the fast path).
+    ///   - onProgress: receives the bytes consumed so far.
     ///   - start: receives the header before any event (it may throw to refuse the recording).
+    ///   - step: receives each pose, update (with its estimate), truth, removal and motion hint.
     public static func drive(path: String, options: FusionOptions = FusionOptions(), cameraAssistance: Bool? = nil,
                              pipelined: Bool = false, withMoments: Bool = false,
                              onProgress: (Int) -> Void = { _ in },
