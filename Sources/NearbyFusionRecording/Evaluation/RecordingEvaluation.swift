@@ -107,115 +107,22 @@ public enum RecordingEvaluation {
     }
 
     public static func evaluate(path: String, options: FusionOptions = FusionOptions()) throws -> RecordingEvaluationReport {
-        let outputs = ["distance", "direction", "horizontalAngle", "verticalDirectionEstimate", "worldTransform"]
         var header: RecordingHeader!
-        // Per object, in header order.
-        var results: [ObjectEvaluation] = []
-        var availabilityCounts: [[String: Int]] = []
-        var firstUpdate: [Double?] = []
-        var truth: [Vector3?] = []
-        var fisher: [Matrix3] = []
+        var scorers: [ObjectScorer] = []   // per object, in header order
         var pose: DevicePose?
         try RecordingReplay.drive(path: path, options: options, withMoments: true, start: { h in
             header = h
-            for (id, _) in h.objects {
-                var confusion: [String: [String: Int]] = [:]
-                for t in truthCategories { confusion[t] = Dictionary(uniqueKeysWithValues: estimateCategories.map { ($0, 0) }) }
-                results.append(ObjectEvaluation(object: id, updates: 0, availability: [:], verticalConfusion: confusion))
-                availabilityCounts.append(Dictionary(uniqueKeysWithValues: outputs.map { ($0, 0) }))
-                firstUpdate.append(nil)
-                truth.append(nil)
-                fisher.append(.zero)
-            }
+            scorers = h.objects.map { ObjectScorer(object: $0.0) }
         }) { step in
             switch step {
             case .pose(let p, _): pose = p
-            case .truth(let k, _, let p): truth[k] = p
+            case .truth(let k, _, let p): scorers[k].truth = p
             case .removed, .motionState: break
             case .uwb(let k, let m, let e, let moments):
-                results[k].updates += 1
-                if firstUpdate[k] == nil { firstUpdate[k] = m.timestamp }
-                if e.distance != nil { availabilityCounts[k]["distance"]! += 1 }
-                if e.direction != nil { availabilityCounts[k]["direction"]! += 1 }
-                if e.horizontalAngle != nil { availabilityCounts[k]["horizontalAngle"]! += 1 }
-                if e.verticalDirectionEstimate != nil { availabilityCounts[k]["verticalDirectionEstimate"]! += 1 }
-                if e.worldTransform != nil { availabilityCounts[k]["worldTransform"]! += 1 }
-                let converged = e.convergence?.status.isConverged == true
-                if converged, results[k].timeToConvergenceSeconds == nil {
-                    results[k].timeToConvergenceSeconds = m.timestamp - firstUpdate[k]!
-                    results[k].firstConvergenceTime = m.timestamp
-                }
-                if let first = results[k].firstConvergenceTime {
-                    results[k].updatesAfterFirst += 1
-                    if converged { results[k].convergedAfterFirst += 1 }
-                    if converged != results[k].wasConverged, m.timestamp > first { results[k].statusChanges += 1 }
-                    results[k].secondsAfterFirst = m.timestamp - first
-                }
-                results[k].wasConverged = converged
-                guard let p = truth[k], let device = pose else { return }
-                let trueAngle = HorizontalAngle.angle(objectInWorld: p, devicePositionInWorld: device.positionInWorld,
-                                                      worldFromDevice: device.worldFromDevice)
-                // Fisher information of this update at the truth: J += Hᵀ R⁻¹ H.
-                // The radio's own range noise (Channel Sounding's is ~7× UWB's).
-                let rangeSigma = options.forRanging(header.ranging(of: results[k].object)).rangeStandardDeviation
-                if let r = m.distance, r > 0, header.capabilities.supportsPreciseDistanceMeasurement {
-                    let u = RangeModel(antennaInWorld: device.positionInWorld, standardDeviation: rangeSigma, gate: 0).jacobian(p)
-                    fisher[k] += (1 / (rangeSigma * rangeSigma)) * Matrix3.outer(u, u)
-                }
-                if let d = m.directionInDevice, header.capabilities.supportsDirectionMeasurement {
-                    results[k].rawDirectionCount += 1
-                    let model = DirectionModel(antennaInWorld: device.positionInWorld, worldFromDevice: device.worldFromDevice,
-                                               azimuthStandardDeviation: options.azimuthStandardDeviation,
-                                               elevationStandardDeviation: options.elevationStandardDeviation, gate: 0)
-                    let h = model.jacobian(p)
-                    fisher[k] += (1 / (options.azimuthStandardDeviation * options.azimuthStandardDeviation)) * Matrix3.outer(h.row0, h.row0)
-                    if header.capabilities.supportsElevationMeasurement && d.y != 0 {
-                        fisher[k] += (1 / (options.elevationStandardDeviation * options.elevationStandardDeviation)) * Matrix3.outer(h.row1, h.row1)
-                    }
-                    // Baseline: the raw direction as a horizontal angle.
-                    if let raw = HorizontalAngle.angle(objectInWorld: device.positionInWorld + device.worldFromDevice.rotate(d),
-                                                       devicePositionInWorld: device.positionInWorld, worldFromDevice: device.worldFromDevice),
-                       let trueAngle {
-                        results[k].rawAngleErrors.append(abs(Angle.degrees(radians: Angle.wrapped(raw - trueAngle))))
-                    }
-                }
-                if results[k].boundAllowsTime == nil,
-                   let bound = horizontalAngleBound(fisher: fisher[k], object: p, device: device.positionInWorld),
-                   bound <= Angle.radians(degrees: boundAngleDegrees) {
-                    results[k].boundAllowsTime = m.timestamp
-                    results[k].boundAllowsAngleAfterSeconds = m.timestamp - firstUpdate[k]!
-                }
-                var angleError: Double?
-                if let a = e.horizontalAngle, let trueAngle {
-                    angleError = abs(Angle.degrees(radians: Angle.wrapped(a - trueAngle)))
-                    results[k].angleErrors.append(angleError!)
-                }
-                if let w = e.worldTransform { results[k].positionErrors.append((w.translation - p).scaledLength) }
-                let dy = p.y - device.positionInWorld.y
-                let truthCategory = abs(dy) <= options.levelTolerance ? "same" : (dy > 0 ? "above" : "below")
-                results[k].verticalConfusion[truthCategory]![e.verticalDirectionEstimate?.rawValue ?? "null"]! += 1
-                if converged {
-                    results[k].convergedCount += 1
-                    if let w = e.worldTransform, let bound = fisher[k].inverse, bound.trace > 0 {
-                        results[k].crlbValues.append(bound.trace.squareRoot())
-                        results[k].convergedErrors.append((w.translation - p).scaledLength)
-                    }
-                    if let error = angleError, error > 15 { results[k].falseConvergedCount += 1 }
-                    if let moments, let inverse = moments.covariance.inverse {
-                        results[k].neesValues.append(inverse.quadraticForm(moments.meanInWorld - p))
-                    }
-                }
+                scorers[k].score(m, estimate: e, moments: moments, pose: pose, header: header, options: options)
             }
         }
-        var objects: [ObjectEvaluation] = []
-        for k in results.indices {
-            var r = results[k]
-            let n = Double(max(r.updates, 1))
-            r.availability = availabilityCounts[k].mapValues { Double($0) / n }
-            r.finish()
-            objects.append(r)
-        }
-        return RecordingEvaluationReport(recording: path, objects: objects)
+        return RecordingEvaluationReport(recording: path, objects: scorers.map { $0.finished() })
     }
 
     /// Pools several objects (for a folder's total row).
@@ -255,6 +162,114 @@ public enum RecordingEvaluation {
         total.boundAllowsAngleAfterSeconds = ErrorStatistics(boundTimes)?.median
         total.convergenceLagSeconds = lags.max()
         return total
+    }
+}
+
+/// One object's running score while a recording replays (``RecordingEvaluation/evaluate(path:options:)``).
+struct ObjectScorer {
+    static let outputs = ["distance", "direction", "horizontalAngle", "verticalDirectionEstimate", "worldTransform"]
+    var evaluation: ObjectEvaluation
+    /// Updates publishing each output.
+    var availability: [String: Int]
+    var firstUpdate: Double?
+    /// The latest truth (static, or timed at or before the update), world frame.
+    var truth: Vector3?
+    /// Fisher information of every range and direction so far, at the truth.
+    var fisher = Matrix3.zero
+
+    init(object: String) {
+        var confusion: [String: [String: Int]] = [:]
+        for t in RecordingEvaluation.truthCategories {
+            confusion[t] = Dictionary(uniqueKeysWithValues: RecordingEvaluation.estimateCategories.map { ($0, 0) })
+        }
+        evaluation = ObjectEvaluation(object: object, updates: 0, availability: [:], verticalConfusion: confusion)
+        availability = Dictionary(uniqueKeysWithValues: Self.outputs.map { ($0, 0) })
+    }
+
+    /// Scores one update and what the engine published for it.
+    mutating func score(_ m: UWBMeasurement, estimate e: NearbyObjectEstimate, moments: MixtureMoments?, pose: DevicePose?,
+                        header: RecordingHeader, options: FusionOptions) {
+        evaluation.updates += 1
+        if firstUpdate == nil { firstUpdate = m.timestamp }
+        if e.distance != nil { availability["distance"]! += 1 }
+        if e.direction != nil { availability["direction"]! += 1 }
+        if e.horizontalAngle != nil { availability["horizontalAngle"]! += 1 }
+        if e.verticalDirectionEstimate != nil { availability["verticalDirectionEstimate"]! += 1 }
+        if e.worldTransform != nil { availability["worldTransform"]! += 1 }
+        let converged = e.convergence?.status.isConverged == true
+        if converged, evaluation.timeToConvergenceSeconds == nil {
+            evaluation.timeToConvergenceSeconds = m.timestamp - firstUpdate!
+            evaluation.firstConvergenceTime = m.timestamp
+        }
+        if let first = evaluation.firstConvergenceTime {
+            evaluation.updatesAfterFirst += 1
+            if converged { evaluation.convergedAfterFirst += 1 }
+            if converged != evaluation.wasConverged, m.timestamp > first { evaluation.statusChanges += 1 }
+            evaluation.secondsAfterFirst = m.timestamp - first
+        }
+        evaluation.wasConverged = converged
+        guard let p = truth, let device = pose else { return }
+        let trueAngle = HorizontalAngle.angle(objectInWorld: p, devicePositionInWorld: device.positionInWorld,
+                                              worldFromDevice: device.worldFromDevice)
+        // Fisher information of this update at the truth: J += Hᵀ R⁻¹ H.
+        // The radio's own range noise (Channel Sounding's is ~7× UWB's).
+        let rangeSigma = options.forRanging(header.ranging(of: evaluation.object)).rangeStandardDeviation
+        if let r = m.distance, r > 0, header.capabilities.supportsPreciseDistanceMeasurement {
+            let u = RangeModel(antennaInWorld: device.positionInWorld, standardDeviation: rangeSigma, gate: 0).jacobian(p)
+            fisher += (1 / (rangeSigma * rangeSigma)) * Matrix3.outer(u, u)
+        }
+        if let d = m.directionInDevice, header.capabilities.supportsDirectionMeasurement {
+            evaluation.rawDirectionCount += 1
+            let model = DirectionModel(antennaInWorld: device.positionInWorld, worldFromDevice: device.worldFromDevice,
+                                       azimuthStandardDeviation: options.azimuthStandardDeviation,
+                                       elevationStandardDeviation: options.elevationStandardDeviation, gate: 0)
+            let h = model.jacobian(p)
+            fisher += (1 / (options.azimuthStandardDeviation * options.azimuthStandardDeviation)) * Matrix3.outer(h.row0, h.row0)
+            if header.capabilities.supportsElevationMeasurement && d.y != 0 {
+                fisher += (1 / (options.elevationStandardDeviation * options.elevationStandardDeviation)) * Matrix3.outer(h.row1, h.row1)
+            }
+            // Baseline: the raw direction as a horizontal angle.
+            if let raw = HorizontalAngle.angle(objectInWorld: device.positionInWorld + device.worldFromDevice.rotate(d),
+                                               devicePositionInWorld: device.positionInWorld, worldFromDevice: device.worldFromDevice),
+               let trueAngle {
+                evaluation.rawAngleErrors.append(abs(Angle.degrees(radians: Angle.wrapped(raw - trueAngle))))
+            }
+        }
+        if evaluation.boundAllowsTime == nil,
+           let bound = RecordingEvaluation.horizontalAngleBound(fisher: fisher, object: p, device: device.positionInWorld),
+           bound <= Angle.radians(degrees: RecordingEvaluation.boundAngleDegrees) {
+            evaluation.boundAllowsTime = m.timestamp
+            evaluation.boundAllowsAngleAfterSeconds = m.timestamp - firstUpdate!
+        }
+        var angleError: Double?
+        if let a = e.horizontalAngle, let trueAngle {
+            angleError = abs(Angle.degrees(radians: Angle.wrapped(a - trueAngle)))
+            evaluation.angleErrors.append(angleError!)
+        }
+        if let w = e.worldTransform { evaluation.positionErrors.append((w.translation - p).scaledLength) }
+        let dy = p.y - device.positionInWorld.y
+        let truthCategory = abs(dy) <= options.levelTolerance ? "same" : (dy > 0 ? "above" : "below")
+        evaluation.verticalConfusion[truthCategory]![e.verticalDirectionEstimate?.rawValue ?? "null"]! += 1
+        if converged {
+            evaluation.convergedCount += 1
+            if let w = e.worldTransform, let bound = fisher.inverse, bound.trace > 0 {
+                evaluation.crlbValues.append(bound.trace.squareRoot())
+                evaluation.convergedErrors.append((w.translation - p).scaledLength)
+            }
+            if let error = angleError, error > 15 { evaluation.falseConvergedCount += 1 }
+            if let moments, let inverse = moments.covariance.inverse {
+                evaluation.neesValues.append(inverse.quadraticForm(moments.meanInWorld - p))
+            }
+        }
+    }
+
+    /// The evaluation with its statistics computed.
+    func finished() -> ObjectEvaluation {
+        var r = evaluation
+        let n = Double(max(r.updates, 1))
+        r.availability = availability.mapValues { Double($0) / n }
+        r.finish()
+        return r
     }
 }
 
