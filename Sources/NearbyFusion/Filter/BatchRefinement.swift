@@ -27,14 +27,13 @@ import Foundation
 ///    ``FusionOptions/missingDirectionLikelihood(offAxisAngle:)``).
 public enum BatchRefinement {
     struct Constants {
-        let rangeVariance, azVariance, elVariance: Double
+        let azVariance, elVariance: Double
         let logInlier: Double
         let rangeOutlierDensity, angleOutlierDensity: Double
         let eps: Double
         let options: FusionOptions
 
         init(_ o: FusionOptions) {
-            rangeVariance = o.rangeStandardDeviation * o.rangeStandardDeviation
             azVariance = o.azimuthStandardDeviation * o.azimuthStandardDeviation
             elVariance = o.elevationStandardDeviation * o.elevationStandardDeviation
             eps = o.outlierProbability
@@ -70,17 +69,17 @@ public enum BatchRefinement {
         for e in window.entries {
             let c = e.multiplicity
             if e.hasRange {
-                // Weighted with the nominal σ_r, not the model's σ(z) (``FusionOptions/rangeErrorFraction``):
+                // The nominal σ_r, not σ(z) (``FusionOptions/rangeErrorFraction``):
                 // measured, σ(z) here made acquisition slower on every distance-only path
                 // (behind-user: 13 of 20 runs no longer converged within the run) and put
                 // eee_01's angle p95 at 5.1° instead of 3.3°. The window spans seconds, over which
                 // the long-range error σ(z) models is mostly one common offset that the
                 // hypotheses' priors and the gate already absorb; the tracking EKF, which
                 // integrates minutes of ranges, needs it.
-                let model = o.rangeModel(from: e.antennaInWorld, measured: e.rangeMetres)
+                let model = o.nominalRangeModel(from: e.antennaInWorld)
                 let (r, g) = model.linearised(at: x)
                 if r > 1e-6 {
-                    logLikelihood += accumulate(model.residual(e.rangeMetres, r), variance: k.rangeVariance, gradient: g, multiplicity: c,
+                    logLikelihood += accumulate(model.residual(e.rangeMetres, r), variance: model.variance, gradient: g, multiplicity: c,
                                                 outlierDensity: k.rangeOutlierDensity, logInlier: k.logInlier, a: &a, b: &b)
                 }
             }

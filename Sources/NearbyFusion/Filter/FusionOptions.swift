@@ -220,6 +220,12 @@ public struct FusionOptions: Sendable, Hashable {
 extension FusionOptions {
     /// The range model from `antennaInWorld` with these options' noise and gate: the one
     /// every estimator step (batch solver, acquisition gate, IMM) uses.
+    /// The range model with the nominal noise `σ_r` alone: the batch acquisition's (see
+    /// ``BatchRefinement``, which explains why it does not use `σ(z)`).
+    @inlinable public func nominalRangeModel(from antennaInWorld: Vector3) -> RangeModel {
+        RangeModel(antennaInWorld: antennaInWorld, standardDeviation: rangeStandardDeviation, gate: rangeGate)
+    }
+
     /// The noise grows with the measured range `z`: `σ(z)² = σ_r² + (k z)²` (see
     /// ``rangeErrorFraction``).
     @inlinable public func rangeModel(from antennaInWorld: Vector3, measured z: Double) -> RangeModel {
