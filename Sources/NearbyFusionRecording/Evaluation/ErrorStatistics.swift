@@ -31,13 +31,11 @@ public struct ErrorStatistics: Codable, Sendable, Equatable {
         let scaled = values.map { $0 / scale }
         let scaledMean = scaled.reduce(0, +) / n
         mean = scale * scaledMean
-        median = Self.quantile(sorted, 0.5)
-        p95 = Self.quantile(sorted, 0.95)
+        median = Statistics.quantile(sorted: sorted, 0.5)
+        p95 = Statistics.quantile(sorted: sorted, 0.95)
         rmse = scale * (scaled.reduce(0) { $0 + $1 * $1 } / n).squareRoot()
         std = scale * (scaled.reduce(0) { $0 + ($1 - scaledMean) * ($1 - scaledMean) } / n).squareRoot()
     }
-
-    static func quantile(_ sorted: [Double], _ q: Double) -> Double { Statistics.quantile(sorted: sorted, q) }
 }
 
 /// Order statistics: the one quantile every table of the package uses (evaluation,

@@ -61,9 +61,6 @@ public struct ObjectEvaluation: Codable, Sendable {
     var convergedAfterFirst = 0
     var statusChanges = 0
     var secondsAfterFirst = 0.0
-    var wasConverged = false
-    var firstConvergenceTime: Double?
-    var boundAllowsTime: Double?
 
     enum CodingKeys: String, CodingKey {
         case object, updates, horizontalAngleErrorDegrees, positionErrorMetres, availability, verticalConfusion,
@@ -172,6 +169,11 @@ struct ObjectScorer {
     /// Updates publishing each output.
     var availability: [String: Int]
     var firstUpdate: Double?
+    /// Times of the first convergence and of the first update at which the bound allows
+    /// the angle, seconds; the last update's status.
+    var firstConvergenceTime: Double?
+    var boundAllowsTime: Double?
+    var wasConverged = false
     /// The latest truth (static, or timed at or before the update), world frame.
     var truth: Vector3?
     /// Fisher information of every range and direction so far, at the truth.
@@ -199,15 +201,15 @@ struct ObjectScorer {
         let converged = e.convergence?.status.isConverged == true
         if converged, evaluation.timeToConvergenceSeconds == nil {
             evaluation.timeToConvergenceSeconds = m.timestamp - firstUpdate!
-            evaluation.firstConvergenceTime = m.timestamp
+            firstConvergenceTime = m.timestamp
         }
-        if let first = evaluation.firstConvergenceTime {
+        if let first = firstConvergenceTime {
             evaluation.updatesAfterFirst += 1
             if converged { evaluation.convergedAfterFirst += 1 }
-            if converged != evaluation.wasConverged, m.timestamp > first { evaluation.statusChanges += 1 }
+            if converged != wasConverged, m.timestamp > first { evaluation.statusChanges += 1 }
             evaluation.secondsAfterFirst = m.timestamp - first
         }
-        evaluation.wasConverged = converged
+        wasConverged = converged
         guard let p = truth, let device = pose else { return }
         let trueAngle = HorizontalAngle.angle(objectInWorld: p, devicePositionInWorld: device.positionInWorld,
                                               worldFromDevice: device.worldFromDevice)
@@ -235,10 +237,10 @@ struct ObjectScorer {
                 evaluation.rawAngleErrors.append(abs(Angle.degrees(radians: Angle.wrapped(raw - trueAngle))))
             }
         }
-        if evaluation.boundAllowsTime == nil,
+        if boundAllowsTime == nil,
            let bound = RecordingEvaluation.horizontalAngleBound(fisher: fisher, object: p, device: device.positionInWorld),
            bound <= Angle.radians(degrees: RecordingEvaluation.boundAngleDegrees) {
-            evaluation.boundAllowsTime = m.timestamp
+            boundAllowsTime = m.timestamp
             evaluation.boundAllowsAngleAfterSeconds = m.timestamp - firstUpdate!
         }
         var angleError: Double?
@@ -269,6 +271,7 @@ struct ObjectScorer {
         let n = Double(max(r.updates, 1))
         r.availability = availability.mapValues { Double($0) / n }
         r.finish()
+        if let first = firstConvergenceTime, let allowed = boundAllowsTime { r.convergenceLagSeconds = first - allowed }
         return r
     }
 }
@@ -285,7 +288,6 @@ extension ObjectEvaluation {
             let ratio = rmse / rmsBound
             rmseOverCRLB = ratio.isFinite ? ratio : nil
         }
-        if let first = firstConvergenceTime, let allowed = boundAllowsTime { convergenceLagSeconds = first - allowed }
         convergedShareAfterFirst = updatesAfterFirst > 0 ? Double(convergedAfterFirst) / Double(updatesAfterFirst) : nil
         statusChangesPerMinute = secondsAfterFirst > 0 ? Double(statusChanges) / (secondsAfterFirst / 60) : nil
         rawDirectionAvailability = updates > 0 ? Double(rawDirectionCount) / Double(updates) : nil
