@@ -154,6 +154,9 @@ public final class NISession: @unchecked Sendable {
     private var engine: FusionEngine?
     private var handle: ObjectHandle?
     private var objectID: String?
+    /// The object's token (the peer's, or the accessory's) and, for an accessory, its identifier.
+    private var objectToken: NIDiscoveryToken?
+    private var accessoryIdentifier: String?
     private var lastObjectStatus: ConvergenceStatus?
     /// What the app last said about the object's motion (kept across a new configuration).
     private var motionState = MotionActivityState.unknown
@@ -296,7 +299,7 @@ public final class NISession: @unchecked Sendable {
         if new.isCameraAssistanceEnabled && !capabilities.supportsCameraAssistance {
             return invalidateLocked(error: NIError(.invalidConfiguration, "camera assistance is not supported on this device"))
         }
-        let id: String
+        let id: String, objectToken: NIDiscoveryToken, accessoryIdentifier: String?
         if let peer = new as? NINearbyPeerConfiguration {
             guard peer.peerDiscoveryToken != token else {
                 return invalidateLocked(error: NIError(.invalidConfiguration, "a session cannot range with its own token"))
@@ -308,8 +311,10 @@ public final class NISession: @unchecked Sendable {
                 return invalidateLocked(error: NIError(.invalidConfiguration, "another session already ranges with this peer"))
             }
             id = peer.peerDiscoveryToken.description
+            (objectToken, accessoryIdentifier) = (peer.peerDiscoveryToken, nil)
         } else if let accessory = new as? NINearbyAccessoryConfiguration {
             id = accessory.accessoryIdentifier
+            (objectToken, accessoryIdentifier) = (accessory.accessoryDiscoveryToken, accessory.accessoryIdentifier)
         } else {
             return invalidateLocked(error: NIError(.invalidConfiguration, "unknown configuration type"))
         }
@@ -328,6 +333,8 @@ public final class NISession: @unchecked Sendable {
             if let handle { e.updateMotionState(motionState, for: handle) }
             engine = e
             objectID = id
+            self.objectToken = objectToken
+            self.accessoryIdentifier = accessoryIdentifier
             lastObjectStatus = nil
         }
         runConfiguration = new
@@ -381,7 +388,7 @@ public final class NISession: @unchecked Sendable {
             return
         default: break
         }
-        guard state == .running, var engine, let handle, let objectID, let configuration = runConfiguration else { return }
+        guard state == .running, var engine, let handle, let objectID, let objectToken, let configuration = runConfiguration else { return }
         defer { self.engine = engine }
         let cameraAssistance = configuration.isCameraAssistanceEnabled
         switch event {
@@ -392,7 +399,7 @@ public final class NISession: @unchecked Sendable {
         case .uwb(let id, let m):
             guard id == objectID else { return }
             let estimate = engine.ingest(m, for: handle)
-            let object = nearbyObject(estimate)
+            let object = NINearbyObject(token: objectToken, accessory: accessoryIdentifier, estimate: estimate)
             emit(.didUpdate([object]))
             if cameraAssistance, let status = estimate.convergence?.status, status != lastObjectStatus {
                 lastObjectStatus = status
@@ -401,18 +408,10 @@ public final class NISession: @unchecked Sendable {
         case .removed(let id, let reason):
             guard id == objectID else { return }
             engine.remove(objectID: id)
-            emit(.didRemove([nearbyObject(NearbyObjectEstimate(timestamp: 0, objectID: id))], reason: reason))
+            emit(.didRemove([NINearbyObject(token: objectToken, accessory: accessoryIdentifier,
+                                            estimate: NearbyObjectEstimate(timestamp: 0, objectID: id))], reason: reason))
         default: break
         }
-    }
-
-    private func nearbyObject(_ e: NearbyObjectEstimate) -> NINearbyObject {
-        if let peer = runConfiguration as? NINearbyPeerConfiguration {
-            return NINearbyObject(token: peer.peerDiscoveryToken, accessory: nil, estimate: e)
-        }
-        let accessory = runConfiguration as? NINearbyAccessoryConfiguration
-        return NINearbyObject(token: accessory?.accessoryDiscoveryToken ?? NINearbyAccessoryConfiguration.token(for: objectID ?? ""),
-                              accessory: objectID, estimate: e)
     }
 
     /// The queue callbacks go to: the app's ``delegateQueue`` or the session's own.
