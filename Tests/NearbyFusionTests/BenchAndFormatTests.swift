@@ -13,8 +13,14 @@ struct BenchAndFormatTests {
             #expect(value[key] != nil, "missing \(key)")
         }
         guard case .number(let p50)? = value["p50Nanoseconds"], case .number(let p99)? = value["p99Nanoseconds"],
-              case .number(let mallocs)? = value["mallocsPerUpdate"] else { Issue.record("not numbers"); return }
-        #expect(p50 > 0 && p50 <= p99)
+              case .number(let mallocs)? = value["mallocsPerUpdate"], case .number(let rate)? = value["updatesPerSecond"] else {
+            Issue.record("not numbers"); return
+        }
+        // Nanoseconds, not a reinterpreted bit pattern: an update costs more than 1 ns, and
+        // the median block is within a factor 20 of the mean latency the rate implies.
+        let meanNanoseconds = 1e9 / rate
+        #expect(p50 >= 1 && p50 <= p99, "p50 \(p50) ns, p99 \(p99) ns")
+        #expect(p50 > meanNanoseconds / 20 && p50 < meanNanoseconds * 20, "p50 \(p50) ns, mean \(meanNanoseconds) ns")
         // 30 s of which ~1.6 s is acquisition: tracking updates allocate nothing.
         #expect(mallocs < 0.1, "mallocs per update \(mallocs)")
         // The negative control: one array per update inside the timed bracket is counted.

@@ -126,7 +126,7 @@ public struct FusionEngine: Sendable {
 
     private func lightingLimited(_ pose: DevicePose) -> Bool {
         if case .limited(.insufficientFeatures) = pose.tracking { return true }
-        if let lux = pose.ambientIntensity, lux < options.minimumAmbientIntensity { return true }
+        if let lux = pose.ambientIntensity, lux < optionsBox.options.minimumAmbientIntensity { return true }
         return false
     }
 

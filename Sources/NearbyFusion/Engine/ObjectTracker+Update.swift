@@ -11,6 +11,8 @@ extension ObjectTracker {
     /// shared immutable box): copying their ~400 bytes on every update showed in profiles.
     struct Context {
         let optionsBox: OptionsBox
+        /// Read once per update and passed down as an argument (each read copies the
+        /// struct out of the box).
         var options: FusionOptions { optionsBox.options }
         let capabilities: DeviceCapabilities
         let cameraAssistanceEnabled: Bool
@@ -25,7 +27,7 @@ extension ObjectTracker {
     /// One UWB update for this object: fusion, then what is published.
     mutating func ingest(_ measurement: UWBMeasurement, context: Context) -> NearbyObjectEstimate {
         let t = measurement.timestamp
-        let options = context.options, capabilities = context.capabilities
+        let capabilities = context.capabilities
         if firstUpdateTime == nil { firstUpdateTime = t }
         removed = false
 
@@ -43,22 +45,22 @@ extension ObjectTracker {
             estimate.verticalDirectionEstimate = .unknown
             return estimate
         }
-        let antennaInWorld = devicePose.positionInWorld + devicePose.worldFromDevice.rotate(options.antennaOffsetInDevice)
+        let antennaInWorld = devicePose.positionInWorld + devicePose.worldFromDevice.rotate(context.options.antennaOffsetInDevice)
         if let r = rawDistance {
             lastRangeMetres = r
             lastRangeTime = t
         }
         if devicePose.tracking == .normal {
-            fuse(range: rawDistance, direction: rawDirection, at: t, pose: devicePose, antennaInWorld: antennaInWorld, context: context)
+            fuse(range: rawDistance, direction: rawDirection, at: t, pose: devicePose, antennaInWorld: antennaInWorld, context: context,
+                 options: context.options)
         }
-        publish(into: &estimate, at: t, pose: devicePose, antennaInWorld: antennaInWorld, context: context)
+        publish(into: &estimate, at: t, pose: devicePose, antennaInWorld: antennaInWorld, context: context, options: context.options)
         return estimate
     }
 
     /// Convergence and outputs from the estimate after fusion.
     private mutating func publish(into estimate: inout NearbyObjectEstimate, at t: Double, pose devicePose: DevicePose,
-                                  antennaInWorld: Vector3, context: Context) {
-        let options = context.options
+                                  antennaInWorld: Vector3, context: Context, options: FusionOptions) {
         var reasons: ConvergenceReasons = []
         if context.lightingLimited { reasons.insert(.insufficientLighting) }
         // Signal: how long since the radio last gave a usable range (fused or not: while VIO
@@ -139,8 +141,7 @@ extension ObjectTracker {
     /// - **tracking**: the IMM steps (``InteractingMultipleModel``) — mix, predict, range,
     ///   direction — fixed-size and allocation-free.
     private mutating func fuse(range: Double?, direction: Vector3?, at t: Double,
-                               pose: DevicePose, antennaInWorld a: Vector3, context: Context) {
-        let o = context.options
+                               pose: DevicePose, antennaInWorld a: Vector3, context: Context, options o: FusionOptions) {
         let entry = WindowEntry(range: range, direction: direction, pose: pose, antennaInWorld: a,
                                 capabilities: context.capabilities, options: o)
         // An object no direction reaches (Channel Sounding, or a device without direction

@@ -87,8 +87,9 @@ public struct KinematicGaussian: Sendable, Hashable {
     ///    state `p += k_p ν`, `v += k_v ν`;
     /// 4. Joseph form `P ← (I − K H) P (I − K H)ᵀ + r K Kᵀ`, expanded: with
     ///    `ã = P Hᵀ = (a, b)`, `a = P_pp h`, `b = P_pvᵀ h`, and `hᵀ P h + r = s` it is exactly
-    ///    `P − K ãᵀ − ã Kᵀ + s K Kᵀ` for any gain `K` — symmetric by construction, three
-    ///    outer products per block instead of two 3×3 products:
+    ///    `P − K ãᵀ − ã Kᵀ + s K Kᵀ` for any gain `K` — symmetric by construction, computed
+    ///    per block as `A − k (b − s l)ᵀ − a lᵀ` (``Matrix3/josephBlock(_:k:b:a:l:s:)``; the
+    ///    diagonal blocks by their upper triangle) instead of two 3×3 products:
     ///
     ///        P_pp ← P_pp − k_p aᵀ − a k_pᵀ + s k_p k_pᵀ
     ///        P_pv ← P_pv − k_p bᵀ − a k_vᵀ + s k_p k_vᵀ
@@ -121,9 +122,9 @@ public struct KinematicGaussian: Sendable, Hashable {
         positionInWorld += kp * nu
         velocityInWorld += kv * nu
         // (4)
-        positionCovariance = positionCovariance - Matrix3.outer(kp, a) - Matrix3.outer(a, kp) + s * Matrix3.outer(kp, kp)
-        crossCovariance = crossCovariance - Matrix3.outer(kp, b) - Matrix3.outer(a, kv) + s * Matrix3.outer(kp, kv)
-        velocityCovariance = velocityCovariance - Matrix3.outer(kv, b) - Matrix3.outer(b, kv) + s * Matrix3.outer(kv, kv)
+        positionCovariance = Matrix3.symmetricJosephBlock(positionCovariance, k: kp, a: a, s: s)
+        crossCovariance = Matrix3.josephBlock(crossCovariance, k: kp, b: b, a: a, l: kv, s: s)
+        velocityCovariance = Matrix3.symmetricJosephBlock(velocityCovariance, k: kv, a: b, s: s)
         return UpdateOutcome(normalizedInnovationSquared: d2, normaliser: normaliser, accepted: true)
     }
 
