@@ -35,18 +35,15 @@ public struct ScenarioRun: Sendable {
     public var updates: [EvaluatedUpdate] = []
     public var sessionChanges: [SessionConvergenceUpdate] = []
 
-    /// Runs `scenario` through a fresh engine and records the updates of the object
+    /// Runs `scenario` through a fresh engine (a ``ReplayDriver``, as a replay of its
+    /// recording would) and records the updates of the object
     /// `objectID` (the scenario's first object when `nil` or not found).
     public init(_ scenario: SimulationScenario, objectID: String? = nil, options: FusionOptions = FusionOptions(),
                 cameraAssistance: Bool? = nil) {
         let simulation = Simulator.simulate(scenario)
         let events = simulation.events
         guard case .header(let header)? = events.first else { return }
-        var engine = FusionEngine(capabilities: header.capabilities,
-                                  cameraAssistanceEnabled: cameraAssistance ?? header.capabilities.supportsCameraAssistance,
-                                  options: options)
-        var handles: [String: ObjectHandle] = [:]
-        for (id, kind) in header.objects { handles[id] = engine.register(objectID: id, kind: kind, ranging: header.ranging(of: id)) }
+        var driver = ReplayDriver(header: header, options: options, cameraAssistance: cameraAssistance)
         guard let object = scenario.objects.first(where: { $0.id == objectID }) ?? scenario.objects.first else { return }
         let objectID = object.id
         var lastPose: DevicePose?
@@ -55,18 +52,17 @@ public struct ScenarioRun: Sendable {
         let rangeSigma = object.ranging == .bluetoothChannelSounding ? scenario.channelSounding.rangeStandardDeviation
             : scenario.radio.rangeStandardDeviation
         for e in events {
-            switch e {
-            case .pose(let p):
+            switch driver.apply(e) {
+            case .pose(let p, let change)?:
                 lastPose = p
                 poseIndex += 1
-                if let c = engine.ingest(p) { sessionChanges.append(c) }
-            case .uwb(let id, let m):
-                let est = engine.ingest(m, for: handles[id]!)
-                guard id == objectID, let pose = lastPose, poseIndex >= 0 else { continue }
+                if let change { sessionChanges.append(change) }
+            case .uwb(let k, let m, let est, _)?:
+                guard driver.objectIDs[k] == objectID, let pose = lastPose, poseIndex >= 0 else { continue }
                 let device = simulation.trueDevicePoses[poseIndex]
                 let truth = object.position(at: m.timestamp)
                 let vioOffset = pose.positionInWorld - device.positionInWorld
-                let snap = engine.snapshot(handles[id]!)
+                let snap = driver.engine.snapshot(driver.handle(ofSlot: k))
                 // Fisher information of this update at the truth (true device pose).
                 let toObject = truth - device.positionInWorld
                 if let r = m.distance, r > 0 {
@@ -96,8 +92,6 @@ public struct ScenarioRun: Sendable {
                                                                worldFromDevice: device.worldFromDevice),
                     trueHeightDifference: truth.y - device.positionInWorld.y, trueVelocity: object.velocity(at: m.timestamp), bearingBound: bound, trueDistanceVector: toObject, rawDistance: m.distance,
                     moments: snap.moments, hypothesisCount: snap.hypothesisCount, hypotheses: snap.hypotheses))
-            case .removed(let id, _, _): engine.remove(objectID: id)
-            case .motionState(let id, _, let state): engine.updateMotionState(state, for: handles[id]!)
             default: break
             }
         }

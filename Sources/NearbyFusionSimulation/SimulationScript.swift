@@ -44,6 +44,24 @@ public struct ScriptError: Error, Sendable, Hashable, CustomStringConvertible {
 public enum SimulationScript {
     /// Parses a script. `path` statements are resolved relative to `directory`.
     public static func parse(_ text: String, file: String = "script", directory: String = ".", seed: UInt64) throws(ScriptError) -> SimulationScenario {
+        var builder = ScenarioBuilder()
+        var lineNumber = 0
+        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            lineNumber += 1
+            let content = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            let words = content.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).map(String.init)
+            guard let keyword = words.first else { continue }
+            var cursor = Cursor(words: words, index: 1, file: file, line: lineNumber)
+            if try !builder.readMotion(keyword, &cursor), try !builder.readScene(keyword, &cursor, directory: directory) {
+                throw cursor.error("unknown statement '\(keyword)'")
+            }
+            try cursor.end()
+        }
+        return try builder.scenario(file: file, seed: seed)
+    }
+
+    /// What the statements read so far describe.
+    struct ScenarioBuilder {
         var segments: [MotionSegment] = []
         var objects: [SimulatedObject] = []
         var radio = RadioModel()
@@ -52,13 +70,10 @@ public enum SimulationScript {
         var deviceName = "phone"
         var tremor = 0.0015
         var recordedPoses: [DevicePose]?
-        var lineNumber = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            lineNumber += 1
-            let content = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-            let words = content.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).map(String.init)
-            guard let keyword = words.first else { continue }
-            var cursor = Cursor(words: words, index: 1, file: file, line: lineNumber)
+
+        /// A scene statement (device, objects, light, radio, VIO, occluders, recorded path);
+        /// `false` if `keyword` is none.
+        mutating func readScene(_ keyword: String, _ cursor: inout Cursor, directory: String) throws(ScriptError) -> Bool {
             switch keyword {
             case "device":
                 let profile = try cursor.word("a device profile")
@@ -132,23 +147,16 @@ public enum SimulationScript {
                     }
                     return true
                 }
-            case "path":
-                let format = try cursor.word("tum or euroc")
-                let name = try cursor.word("a file")
-                let resolved = name.hasPrefix("/") ? name : (directory as NSString).appendingPathComponent(name)
-                do {
-                    switch format {
-                    case "tum": recordedPoses = try TrajectoryFormats.readTUM(path: resolved)
-                    case "euroc": recordedPoses = try TrajectoryFormats.readEuRoC(path: resolved)
-                    default: throw cursor.error("unknown path format '\(format)' (tum or euroc)")
-                    }
-                } catch let e as RecordingError {
-                    throw cursor.error("path: \(e.description)")
-                } catch let e as ScriptError {
-                    throw e
-                } catch {
-                    throw cursor.error("path: \(error)")
-                }
+            case "path": recordedPoses = try Self.readPath(&cursor, directory: directory)
+            default: return false
+            }
+            return true
+        }
+
+        /// A motion statement, appended to the device's trajectory; `false` if `keyword` is
+        /// none.
+        mutating func readMotion(_ keyword: String, _ cursor: inout Cursor) throws(ScriptError) -> Bool {
+            switch keyword {
             case "still": segments.append(.still(duration: try cursor.duration()))
             case "sweep-sideways":
                 let d = try cursor.duration()
@@ -158,59 +166,82 @@ public enum SimulationScript {
                     case "amplitude": amplitude = try c.number(key)
                     case "period": period = try c.positive(key)
                     case "arc": arc = try c.number(key)
-                    default: return false
-                    }
-                    return true
+            default: return false
                 }
-                segments.append(.sweepSideways(duration: d, amplitude: amplitude, period: period, arcDepth: arc))
-            case "sweep-up-down", "figure-eight":
-                let d = try cursor.duration()
-                var amplitude = 0.25, period = keyword == "figure-eight" ? 3.0 : 1.6
-                try cursor.options { key, c throws(ScriptError) in
-                    switch key {
-                    case "amplitude": amplitude = try c.number(key)
-                    case "period": period = try c.positive(key)
-                    default: return false
-                    }
-                    return true
-                }
-                segments.append(keyword == "figure-eight" ? .figureEight(duration: d, amplitude: amplitude, period: period)
-                                                          : .sweepUpDown(duration: d, amplitude: amplitude, period: period))
-            case "walk", "sidestep":
-                let d = try cursor.duration()
-                try cursor.expect("distance")
-                let distance = try cursor.number("distance")
-                segments.append(keyword == "walk" ? .walk(duration: d, distance: distance) : .sidestep(duration: d, distance: distance))
-            case "turn":
-                let d = try cursor.duration()
-                try cursor.expect("angle")
-                segments.append(.turn(duration: d, angle: Angle.radians(degrees: try cursor.number("angle"))))
-            case "hold":
-                let h = try cursor.word("portrait or landscape")
-                guard let hold = DeviceHold(rawValue: h) else { throw cursor.error("unknown hold '\(h)' (portrait or landscape)") }
-                segments.append(.hold(hold))
-            default:
-                throw cursor.error("unknown statement '\(keyword)'")
+                return true
             }
-            try cursor.end()
+            segments.append(.sweepSideways(duration: d, amplitude: amplitude, period: period, arcDepth: arc))
+        case "sweep-up-down", "figure-eight":
+            let d = try cursor.duration()
+            var amplitude = 0.25, period = keyword == "figure-eight" ? 3.0 : 1.6
+            try cursor.options { key, c throws(ScriptError) in
+                switch key {
+                case "amplitude": amplitude = try c.number(key)
+                case "period": period = try c.positive(key)
+                default: return false
+                }
+                return true
+            }
+            segments.append(keyword == "figure-eight" ? .figureEight(duration: d, amplitude: amplitude, period: period)
+                                                      : .sweepUpDown(duration: d, amplitude: amplitude, period: period))
+        case "walk", "sidestep":
+            let d = try cursor.duration()
+            try cursor.expect("distance")
+            let distance = try cursor.number("distance")
+            segments.append(keyword == "walk" ? .walk(duration: d, distance: distance) : .sidestep(duration: d, distance: distance))
+        case "turn":
+            let d = try cursor.duration()
+            try cursor.expect("angle")
+            segments.append(.turn(duration: d, angle: Angle.radians(degrees: try cursor.number("angle"))))
+        case "hold":
+            let h = try cursor.word("portrait or landscape")
+            guard let hold = DeviceHold(rawValue: h) else { throw cursor.error("unknown hold '\(h)' (portrait or landscape)") }
+            segments.append(.hold(hold))
+            default: return false
+            }
+            return true
         }
-        guard !objects.isEmpty else { throw ScriptError(file: file, line: 0, message: "no object: add e.g. 'object tag accessory at 0 1 -4'") }
-        if recordedPoses != nil, !segments.isEmpty {
-            throw ScriptError(file: file, line: 0, message: "give either a path or motion statements, not both")
+
+        /// `path tum|euroc FILE`: the recorded device poses.
+        static func readPath(_ cursor: inout Cursor, directory: String) throws(ScriptError) -> [DevicePose] {
+            let format = try cursor.word("tum or euroc")
+            let name = try cursor.word("a file")
+            let resolved = name.hasPrefix("/") ? name : (directory as NSString).appendingPathComponent(name)
+            do {
+                switch format {
+                case "tum": return try TrajectoryFormats.readTUM(path: resolved)
+                case "euroc": return try TrajectoryFormats.readEuRoC(path: resolved)
+                default: throw cursor.error("unknown path format '\(format)' (tum or euroc)")
+                }
+            } catch let e as RecordingError {
+                throw cursor.error("path: \(e.description)")
+            } catch let e as ScriptError {
+                throw e
+            } catch {
+                throw cursor.error("path: \(error)")
+            }
         }
-        if recordedPoses == nil, !segments.contains(where: { $0.duration > 0 }) {
-            throw ScriptError(file: file, line: 0, message: "no motion: add e.g. 'still 2' or 'sweep-sideways 3'")
+
+        /// The scenario, once every statement is read (so that `start` may come before or
+        /// after `path`).
+        func scenario(file: String, seed: UInt64) throws(ScriptError) -> SimulationScenario {
+            guard !objects.isEmpty else { throw ScriptError(file: file, line: 0, message: "no object: add e.g. 'object tag accessory at 0 1 -4'") }
+            if recordedPoses != nil, !segments.isEmpty {
+                throw ScriptError(file: file, line: 0, message: "give either a path or motion statements, not both")
+            }
+            if recordedPoses == nil, !segments.contains(where: { $0.duration > 0 }) {
+                throw ScriptError(file: file, line: 0, message: "no motion: add e.g. 'still 2' or 'sweep-sideways 3'")
+            }
+            var scenario = SimulationScenario(name: (file as NSString).lastPathComponent,
+                                              trajectory: DeviceTrajectory(segments: segments, startPosition: start, heading: heading),
+                                              objects: objects, seed: seed)
+            scenario.radio = radio
+            scenario.vio = vio
+            scenario.deviceName = deviceName
+            scenario.tremorAmplitude = tremor
+            if let recordedPoses { scenario.useRecordedPath(recordedPoses, start: start) }
+            return scenario
         }
-        var scenario = SimulationScenario(name: (file as NSString).lastPathComponent,
-                                          trajectory: DeviceTrajectory(segments: segments, startPosition: start, heading: heading),
-                                          objects: objects, seed: seed)
-        scenario.radio = radio
-        scenario.vio = vio
-        scenario.deviceName = deviceName
-        scenario.tremorAmplitude = tremor
-        // After every statement is read, so that `start` may come before or after `path`.
-        if let recordedPoses { scenario.useRecordedPath(recordedPoses, start: start) }
-        return scenario
     }
 
     /// Reads the words of one statement.

@@ -231,167 +231,28 @@ public enum Simulator {
         public var trueDevicePoses: [(time: Double, positionInWorld: Vector3, worldFromDevice: Quaternion)]
     }
 
-    /// Runs the simulation: the recording and the truth that sensing hides.
+    /// Runs the simulation: the recording and the truth that sensing hides. Poses at the
+    /// VIO's rate and radio ticks at the radio's, merged in time order (UWB ticks fall half a
+    /// VIO frame after the poses they follow).
     public static func simulate(_ s: SimulationScenario) -> Output {
-        var trueDevicePoses: [(time: Double, positionInWorld: Vector3, worldFromDevice: Quaternion)] = []
-        var tremor = NoiseStream(seed: s.seed, source: "tremor")
-        var vioNoise = NoiseStream(seed: s.seed, source: "vio.noise")
-        var driftNoise = NoiseStream(seed: s.seed, source: "vio.drift")
-        var rangeNoise = NoiseStream(seed: s.seed, source: "uwb.range")
-        var angleNoise = NoiseStream(seed: s.seed, source: "uwb.angle")
-        var nlosNoise = NoiseStream(seed: s.seed, source: "uwb.nlos")
-        var dropNoise = NoiseStream(seed: s.seed, source: "uwb.dropout")
-        var occlusionNoise = NoiseStream(seed: s.seed, source: "uwb.occlusion")
-        var inBurst: [String: Bool] = [:]
-        var channelSounding = ChannelSoundingSensor(model: s.channelSounding, seed: s.seed)
-
-        // Hand tremor: three sinusoids (4–10 Hz, ~1.5 mm each) with seeded phases per axis.
-        var tremorTerms: [(axis: Vector3, amplitude: Double, frequency: Double, phase: Double)] = []
-        for axis in [Vector3(1, 0, 0), Vector3(0, 1, 0), Vector3(0, 0, 1)] {
-            for _ in 0..<3 {
-                tremorTerms.append((axis, s.tremorAmplitude, tremor.uniform(4, 10), tremor.uniform(0, 2 * .pi)))
-            }
-        }
-        func truePose(_ t: Double) -> (Vector3, Quaternion, DeviceHold) {
-            let (position, orientation) = s.trajectory.pose(at: t)
-            var p = position
-            for term in tremorTerms { p += term.amplitude * sin(2 * .pi * term.frequency * t + term.phase) * term.axis }
-            return (p, orientation, s.trajectory.isLandscape(at: t) ? .landscape : .portrait)
-        }
-        let driftDirection = Vector3(driftNoise.gaussian(), 0.3 * driftNoise.gaussian(), driftNoise.gaussian()).normalized
-
-        var events: [RecordingEvent] = []
-        events.append(.header(RecordingHeader(deviceName: s.deviceName, capabilities: s.radio.capabilities,
-                                              arConfiguration: ARConfigurationDescription(),
-                                              objects: s.objects.map { ($0.id, $0.kind) },
-                                              rangingByObject: Dictionary(uniqueKeysWithValues: s.objects.filter { $0.ranging != .uwb }
-                                                .map { ($0.id, $0.ranging) }))))
-        // Truth is written where the app sees each object: in the VIO's own, drifting world
-        // frame (the true position plus the VIO's current offset, sensed − true device
-        // position), timed, before each radio update — the same truth `ScenarioRun` scores
-        // against, so `evaluate`, `report`, `coach` and `accuracy` agree on a recording.
-        var vioOffset = Vector3.zero
-
+        var run = SimulationRun(s)
         let duration = s.trajectory.duration
         let poseCount = Int((duration * s.vio.rateHz).rounded(.down))
         let uwbCount = Int((duration * s.radio.rateHz).rounded(.down))
         var poseIndex = 0, uwbIndex = 0
-        var pathLength = 0.0
-        var lastTruePosition: Vector3?
-        var removed = Set<String>()
-        var hinted = Set<SimulationScenario.MotionHint>()
-        let uwbOffset = 0.5 / s.vio.rateHz   // UWB ticks fall between VIO frames
+        let uwbOffset = 0.5 / s.vio.rateHz
         while poseIndex <= poseCount || uwbIndex <= uwbCount {
             let tPose = Double(poseIndex) / s.vio.rateHz
             let tUWB = Double(uwbIndex) / s.radio.rateHz + uwbOffset
             if poseIndex <= poseCount && (tPose <= tUWB || uwbIndex > uwbCount) {
-                let (p, q, _) = truePose(tPose)
-                var speed = 0.0
-                if let last = lastTruePosition {
-                    let step = (p - last).length
-                    pathLength += step
-                    speed = step * s.vio.rateHz
-                }
-                lastTruePosition = p
-                let sensedPosition = p + (s.vio.driftFraction * pathLength) * driftDirection
-                    + Vector3(vioNoise.gaussian(standardDeviation: s.vio.positionNoise),
-                              vioNoise.gaussian(standardDeviation: s.vio.positionNoise),
-                              vioNoise.gaussian(standardDeviation: s.vio.positionNoise))
-                let n = s.vio.orientationNoise
-                let wobble = Quaternion(angle: (Vector3(vioNoise.gaussian(), vioNoise.gaussian(), vioNoise.gaussian()) * n).length,
-                                        axis: Vector3(vioNoise.gaussian(), vioNoise.gaussian(), vioNoise.gaussian()))
-                let sensedOrientation = (q * wobble).normalized
-                let tracking: TrackingState
-                if tPose < s.vio.initializingDuration { tracking = .limited(.initializing) }
-                else if s.vio.ambientIntensity < 50 { tracking = .limited(.insufficientFeatures) }
-                else if speed > s.vio.excessiveSpeed { tracking = .limited(.excessiveMotion) }
-                else { tracking = .normal }
-                trueDevicePoses.append((round6(tPose), p, q))
-                vioOffset = round6(sensedPosition) - p
-                events.append(.pose(DevicePose(timestamp: round6(tPose), positionInWorld: round6(sensedPosition),
-                                               worldFromDevice: round9(sensedOrientation), tracking: tracking,
-                                               ambientIntensity: s.vio.ambientIntensity)))
+                run.writePose(at: tPose)
                 poseIndex += 1
             } else {
-                let t = tUWB
-                let (p, q, hold) = truePose(t)
-                for o in s.objects {
-                    if removed.contains(o.id) { continue }
-                    if let r = o.removedAt, t >= r {
-                        removed.insert(o.id)
-                        events.append(.removed(objectID: o.id, timestamp: round6(t), reason: o.removalReason))
-                        continue
-                    }
-                    let objectPosition = o.position(at: t)
-                    for hint in s.motionHints where hint.objectID == o.id && hint.time <= t && !hinted.contains(hint) {
-                        hinted.insert(hint)
-                        events.append(.motionState(objectID: o.id, timestamp: round6(t), state: hint.state))
-                    }
-                    events.append(.truth(objectID: o.id, timestamp: round6(t), positionInWorld: round6(objectPosition + vioOffset)))
-                    if o.ranging == .bluetoothChannelSounding {
-                        if let m = channelSounding.measure(o, objectPosition: objectPosition, antenna: p + q.rotate(s.radio.antennaOffsetInDevice),
-                                                           tick: uwbIndex, at: t, radioRateHz: s.radio.rateHz) {
-                            events.append(.uwb(objectID: o.id, UWBMeasurement(timestamp: round6(t), distance: m.map(round4), directionInDevice: nil)))
-                        }
-                        continue
-                    }
-                    if dropNoise.bernoulli(s.radio.dropoutProbability) { continue }
-                    let antenna = p + q.rotate(s.radio.antennaOffsetInDevice)
-                    let toObject = objectPosition - antenna
-                    var distance: Double? = nil
-                    if s.radio.capabilities.supportsPreciseDistanceMeasurement {
-                        var r = toObject.length + rangeNoise.gaussian(standardDeviation: s.radio.rangeStandardDeviation)
-                        let nlos: Bool
-                        if s.radio.nlosMeanBurstLength <= 1 {
-                            nlos = nlosNoise.bernoulli(s.radio.nlosProbability)
-                        } else {
-                            let exit = 1 / s.radio.nlosMeanBurstLength
-                            let pi = min(max(s.radio.nlosProbability, 0), 0.999)
-                            let now = inBurst[o.id] ?? false
-                            nlos = now ? !nlosNoise.bernoulli(exit) : nlosNoise.bernoulli(exit * pi / (1 - pi))
-                            inBurst[o.id] = nlos
-                        }
-                        if nlos {
-                            r += nlosNoise.uniform(s.radio.nlosBiasRange.lowerBound, s.radio.nlosBiasRange.upperBound)
-                        }
-                        for wall in s.radio.occluders where wall.blocks(from: antenna, to: objectPosition) {
-                            r += occlusionNoise.uniform(wall.biasRange.lowerBound, wall.biasRange.upperBound)
-                        }
-                        if let body = s.radio.bodyOcclusionBiasRange {
-                            // The user's torso: 0.45 m wide, 0.6 m tall, 0.25 m deep, starting 0.3 m behind the phone.
-                            let forward = Vector3(q.rotate(Vector3(0, 0, -1)).x, 0, q.rotate(Vector3(0, 0, -1)).z).normalized
-                            let right = Vector3(-forward.z, 0, forward.x)
-                            let centre = p - 0.425 * forward - Vector3(0, 0.25, 0)
-                            let local = Occluder(minimumCorner: Vector3(-0.225, -0.3, -0.125), maximumCorner: Vector3(0.225, 0.3, 0.125),
-                                                 biasRange: body)
-                            // Express the segment in the torso's frame (right, up, −forward).
-                            func toLocal(_ v: Vector3) -> Vector3 { let d = v - centre; return Vector3(d.dot(right), d.y, -d.dot(forward)) }
-                            if local.blocks(from: toLocal(antenna), to: toLocal(objectPosition)) {
-                                r += occlusionNoise.uniform(body.lowerBound, body.upperBound)
-                            }
-                        }
-                        distance = max(r, 0.01)
-                    }
-                    var direction: Vector3? = nil
-                    let inDevice = q.inverseRotate(toObject)
-                    let azNoise = angleNoise.gaussian(standardDeviation: s.radio.azimuthStandardDeviation)
-                    let elNoise = angleNoise.gaussian(standardDeviation: s.radio.elevationStandardDeviation)
-                    let dirDrop = angleNoise.bernoulli(s.radio.directionDropoutProbability)
-                    if s.radio.capabilities.supportsDirectionMeasurement, hold == .portrait, !dirDrop,
-                       DeviceAngles.offAxisAngle(inDevice) <= s.radio.fieldOfViewHalfAngle {
-                        let angles = DeviceAngles.azimuthElevation(inDevice)
-                        let elevation = s.radio.capabilities.supportsElevationMeasurement ? angles.y + elNoise : 0
-                        var d = DeviceAngles.direction(azimuth: angles.x + azNoise, elevation: elevation)
-                        if !s.radio.capabilities.supportsElevationMeasurement { d.y = 0 }
-                        direction = round9(d).normalized
-                    }
-                    events.append(.uwb(objectID: o.id, UWBMeasurement(timestamp: round6(t), distance: distance.map(round4),
-                                                                     directionInDevice: direction)))
-                }
+                run.writeRadioTick(at: tUWB, tick: uwbIndex)
                 uwbIndex += 1
             }
         }
-        return Output(events: events, trueDevicePoses: trueDevicePoses)
+        return Output(events: run.events, trueDevicePoses: run.trueDevicePoses)
     }
 
     /// The recording as JSON Lines text (each line ends with a newline).
@@ -458,5 +319,191 @@ struct ChannelSoundingSensor {
         inBurst[o.id] = multipath
         if multipath { r += multipathNoise.uniform(model.multipathExcessRange.lowerBound, model.multipathExcessRange.upperBound) }
         return .some(max(r, 0.05))
+    }
+}
+
+/// One simulation in progress: the scenario's seeded noise streams (one per source, so that
+/// changing how one is used leaves the others' draws alone), the device's true path so far,
+/// and the events written.
+struct SimulationRun {
+    let s: SimulationScenario
+    var vioNoise, rangeNoise, angleNoise, nlosNoise, dropNoise, occlusionNoise: NoiseStream
+    var inBurst: [String: Bool] = [:]
+    var channelSounding: ChannelSoundingSensor
+    /// Hand tremor: three sinusoids per axis (4–10 Hz) with seeded frequencies and phases.
+    let tremorTerms: [(axis: Vector3, amplitude: Double, frequency: Double, phase: Double)]
+    /// The direction the VIO drifts in, a unit vector in the world frame.
+    let driftDirection: Vector3
+    var events: [RecordingEvent] = []
+    var trueDevicePoses: [(time: Double, positionInWorld: Vector3, worldFromDevice: Quaternion)] = []
+    /// Sensed − true device position at the last pose, metres (where the app sees the world).
+    var vioOffset = Vector3.zero
+    /// True device path length so far, metres.
+    var pathLength = 0.0
+    var lastTruePosition: Vector3?
+    var removed = Set<String>()
+    var hinted = Set<SimulationScenario.MotionHint>()
+
+    /// Seeds the streams, draws the tremor and the drift direction, and writes the header.
+    init(_ s: SimulationScenario) {
+        self.s = s
+        var tremor = NoiseStream(seed: s.seed, source: "tremor")
+        vioNoise = NoiseStream(seed: s.seed, source: "vio.noise")
+        var driftNoise = NoiseStream(seed: s.seed, source: "vio.drift")
+        rangeNoise = NoiseStream(seed: s.seed, source: "uwb.range")
+        angleNoise = NoiseStream(seed: s.seed, source: "uwb.angle")
+        nlosNoise = NoiseStream(seed: s.seed, source: "uwb.nlos")
+        dropNoise = NoiseStream(seed: s.seed, source: "uwb.dropout")
+        occlusionNoise = NoiseStream(seed: s.seed, source: "uwb.occlusion")
+        channelSounding = ChannelSoundingSensor(model: s.channelSounding, seed: s.seed)
+        var terms: [(axis: Vector3, amplitude: Double, frequency: Double, phase: Double)] = []
+        for axis in [Vector3(1, 0, 0), Vector3(0, 1, 0), Vector3(0, 0, 1)] {
+            for _ in 0..<3 { terms.append((axis, s.tremorAmplitude, tremor.uniform(4, 10), tremor.uniform(0, 2 * .pi))) }
+        }
+        tremorTerms = terms
+        driftDirection = Vector3(driftNoise.gaussian(), 0.3 * driftNoise.gaussian(), driftNoise.gaussian()).normalized
+        events.append(.header(RecordingHeader(deviceName: s.deviceName, capabilities: s.radio.capabilities,
+                                              arConfiguration: ARConfigurationDescription(),
+                                              objects: s.objects.map { ($0.id, $0.kind) },
+                                              rangingByObject: Dictionary(uniqueKeysWithValues: s.objects.filter { $0.ranging != .uwb }
+                                                .map { ($0.id, $0.ranging) }))))
+    }
+
+    /// The device's true pose at `t`: the trajectory plus hand tremor, and how it is held.
+    func truePose(_ t: Double) -> (Vector3, Quaternion, DeviceHold) {
+        let (position, orientation) = s.trajectory.pose(at: t)
+        var p = position
+        for term in tremorTerms { p += term.amplitude * sin(2 * .pi * term.frequency * t + term.phase) * term.axis }
+        return (p, orientation, s.trajectory.isLandscape(at: t) ? .landscape : .portrait)
+    }
+
+    /// One VIO pose: the true pose plus drift `k_d · s · d` (s the path length so far) and
+    /// white position and orientation noise, with ARKit's tracking state.
+    mutating func writePose(at tPose: Double) {
+        let (p, q, _) = truePose(tPose)
+        var speed = 0.0
+        if let last = lastTruePosition {
+            let step = (p - last).length
+            pathLength += step
+            speed = step * s.vio.rateHz
+        }
+        lastTruePosition = p
+        let sensedPosition = p + (s.vio.driftFraction * pathLength) * driftDirection
+            + Vector3(vioNoise.gaussian(standardDeviation: s.vio.positionNoise),
+                      vioNoise.gaussian(standardDeviation: s.vio.positionNoise),
+                      vioNoise.gaussian(standardDeviation: s.vio.positionNoise))
+        let n = s.vio.orientationNoise
+        let wobble = Quaternion(angle: (Vector3(vioNoise.gaussian(), vioNoise.gaussian(), vioNoise.gaussian()) * n).length,
+                                axis: Vector3(vioNoise.gaussian(), vioNoise.gaussian(), vioNoise.gaussian()))
+        let sensedOrientation = (q * wobble).normalized
+        let tracking: TrackingState
+        if tPose < s.vio.initializingDuration { tracking = .limited(.initializing) }
+        else if s.vio.ambientIntensity < 50 { tracking = .limited(.insufficientFeatures) }
+        else if speed > s.vio.excessiveSpeed { tracking = .limited(.excessiveMotion) }
+        else { tracking = .normal }
+        trueDevicePoses.append((Simulator.round6(tPose), p, q))
+        vioOffset = Simulator.round6(sensedPosition) - p
+        events.append(.pose(DevicePose(timestamp: Simulator.round6(tPose), positionInWorld: Simulator.round6(sensedPosition),
+                                       worldFromDevice: Simulator.round9(sensedOrientation), tracking: tracking,
+                                       ambientIntensity: s.vio.ambientIntensity)))
+    }
+
+    /// One radio tick: for each object still present, its removal, the app's motion hints
+    /// now due, its timed truth — written where the app sees it, in the VIO's own drifting
+    /// frame (true position + ``vioOffset``), the same truth `ScenarioRun` scores against, so
+    /// that `evaluate`, `report`, `coach` and `accuracy` agree on a recording — and its
+    /// measurement (UWB, or Channel Sounding through ``ChannelSoundingSensor``).
+    mutating func writeRadioTick(at t: Double, tick: Int) {
+        let (p, q, hold) = truePose(t)
+        for o in s.objects {
+            if removed.contains(o.id) { continue }
+            if let r = o.removedAt, t >= r {
+                removed.insert(o.id)
+                events.append(.removed(objectID: o.id, timestamp: Simulator.round6(t), reason: o.removalReason))
+                continue
+            }
+            let objectPosition = o.position(at: t)
+            for hint in s.motionHints where hint.objectID == o.id && hint.time <= t && !hinted.contains(hint) {
+                hinted.insert(hint)
+                events.append(.motionState(objectID: o.id, timestamp: Simulator.round6(t), state: hint.state))
+            }
+            events.append(.truth(objectID: o.id, timestamp: Simulator.round6(t), positionInWorld: Simulator.round6(objectPosition + vioOffset)))
+            let antenna = p + q.rotate(s.radio.antennaOffsetInDevice)
+            if o.ranging == .bluetoothChannelSounding {
+                if let m = channelSounding.measure(o, objectPosition: objectPosition, antenna: antenna,
+                                                   tick: tick, at: t, radioRateHz: s.radio.rateHz) {
+                    events.append(.uwb(objectID: o.id, UWBMeasurement(timestamp: Simulator.round6(t), distance: m.map(Simulator.round4), directionInDevice: nil)))
+                }
+                continue
+            }
+            if dropNoise.bernoulli(s.radio.dropoutProbability) { continue }
+            let distance = s.radio.capabilities.supportsPreciseDistanceMeasurement
+                ? sensedRange(of: o, at: objectPosition, antenna: antenna, devicePosition: p, worldFromDevice: q) : nil
+            let direction = sensedDirection(to: objectPosition - antenna, worldFromDevice: q, hold: hold)
+            events.append(.uwb(objectID: o.id, UWBMeasurement(timestamp: Simulator.round6(t), distance: distance.map(Simulator.round4),
+                                                             directionInDevice: direction)))
+        }
+    }
+
+    /// A UWB range, metres: the true distance plus white noise, plus a positive excess for
+    /// non-line-of-sight (independent, or in bursts: a two-state Markov chain with mean
+    /// burst length `L` and stationary probability `π`, leaving a burst with probability
+    /// `1/L` and entering one with `π/(L(1 − π))`), walls and the user's body; at least 1 cm.
+    mutating func sensedRange(of o: SimulatedObject, at objectPosition: Vector3, antenna: Vector3,
+                              devicePosition p: Vector3, worldFromDevice q: Quaternion) -> Double {
+        var r = (objectPosition - antenna).length + rangeNoise.gaussian(standardDeviation: s.radio.rangeStandardDeviation)
+        let nlos: Bool
+        if s.radio.nlosMeanBurstLength <= 1 {
+            nlos = nlosNoise.bernoulli(s.radio.nlosProbability)
+        } else {
+            let exit = 1 / s.radio.nlosMeanBurstLength
+            let pi = min(max(s.radio.nlosProbability, 0), 0.999)
+            let now = inBurst[o.id] ?? false
+            nlos = now ? !nlosNoise.bernoulli(exit) : nlosNoise.bernoulli(exit * pi / (1 - pi))
+            inBurst[o.id] = nlos
+        }
+        if nlos {
+            r += nlosNoise.uniform(s.radio.nlosBiasRange.lowerBound, s.radio.nlosBiasRange.upperBound)
+        }
+        for wall in s.radio.occluders where wall.blocks(from: antenna, to: objectPosition) {
+            r += occlusionNoise.uniform(wall.biasRange.lowerBound, wall.biasRange.upperBound)
+        }
+        if let body = s.radio.bodyOcclusionBiasRange,
+           Self.bodyBlocks(from: antenna, to: objectPosition, devicePosition: p, worldFromDevice: q) {
+            r += occlusionNoise.uniform(body.lowerBound, body.upperBound)
+        }
+        return max(r, 0.01)
+    }
+
+    /// Whether the user's torso — 0.45 m wide, 0.6 m tall, 0.25 m deep, starting 0.3 m
+    /// behind the phone — lies on the segment from the antenna to the object.
+    static func bodyBlocks(from antenna: Vector3, to objectPosition: Vector3, devicePosition p: Vector3,
+                           worldFromDevice q: Quaternion) -> Bool {
+        let forward = Vector3(q.rotate(Vector3(0, 0, -1)).x, 0, q.rotate(Vector3(0, 0, -1)).z).normalized
+        let right = Vector3(-forward.z, 0, forward.x)
+        let centre = p - 0.425 * forward - Vector3(0, 0.25, 0)
+        let torso = Occluder(minimumCorner: Vector3(-0.225, -0.3, -0.125), maximumCorner: Vector3(0.225, 0.3, 0.125),
+                             biasRange: 0...0)
+        // The segment in the torso's frame (right, up, −forward).
+        func toLocal(_ v: Vector3) -> Vector3 { let d = v - centre; return Vector3(d.dot(right), d.y, -d.dot(forward)) }
+        return torso.blocks(from: toLocal(antenna), to: toLocal(objectPosition))
+    }
+
+    /// A UWB direction in the device frame: the true azimuth and elevation plus white noise,
+    /// only inside the radio's field of view, in portrait, and when not dropped (elevation 0
+    /// on devices that measure none). The noise is drawn whether or not it is used, so that
+    /// a direction's presence does not shift later draws.
+    mutating func sensedDirection(to toObject: Vector3, worldFromDevice q: Quaternion, hold: DeviceHold) -> Vector3? {
+        let inDevice = q.inverseRotate(toObject)
+        let azNoise = angleNoise.gaussian(standardDeviation: s.radio.azimuthStandardDeviation)
+        let elNoise = angleNoise.gaussian(standardDeviation: s.radio.elevationStandardDeviation)
+        let dirDrop = angleNoise.bernoulli(s.radio.directionDropoutProbability)
+        guard s.radio.capabilities.supportsDirectionMeasurement, hold == .portrait, !dirDrop,
+              DeviceAngles.offAxisAngle(inDevice) <= s.radio.fieldOfViewHalfAngle else { return nil }
+        let angles = DeviceAngles.azimuthElevation(inDevice)
+        let elevation = s.radio.capabilities.supportsElevationMeasurement ? angles.y + elNoise : 0
+        var d = DeviceAngles.direction(azimuth: angles.x + azNoise, elevation: elevation)
+        if !s.radio.capabilities.supportsElevationMeasurement { d.y = 0 }
+        return Simulator.round9(d).normalized
     }
 }

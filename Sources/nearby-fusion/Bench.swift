@@ -4,19 +4,12 @@ import Foundation
 import NearbyFusion
 import NearbyFusionRecording
 
-/// One replayed event, with the object resolved to its index.
-enum BenchStep {
-    case pose(DevicePose)
-    case uwb(Int, UWBMeasurement)
-    case removed(String)
-}
-
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure the latency of the fusion step on a recording's updates.",
         discussion: """
-        The recording is parsed into memory first (parsing is not timed). Its poses and UWB \
-        updates are then replayed through a fresh engine --passes times after one warm-up pass; \
+        The recording is parsed into memory first (parsing is not timed). Its events are then \
+        replayed through a fresh engine (the replay's own driver) --passes times after one warm-up pass; \
         UWB updates are timed in blocks of 32 consecutive ones (the poses between them \
         included), so that the clock reads do not dominate; allocations are counted by an \
         interposed malloc. Reported: p50/p90/p99 over blocks of the mean latency per update \
@@ -59,19 +52,7 @@ struct Bench: ParsableCommand {
             throw CommandFailure(message: error.description)
         }
         guard let header else { return }
-        // Pre-resolve object handles so that the timed loop does no string lookups.
-        let ids = header.objects.map(\.id)
-        var steps: [BenchStep] = []
-        steps.reserveCapacity(events.count)
-        for event in events {
-            switch event {
-            case .pose(let p): steps.append(.pose(p))
-            case .uwb(let id, let m): if let index = ids.firstIndex(of: id) { steps.append(.uwb(index, m)) }
-            case .removed(let id, _, _): steps.append(.removed(id))
-            default: break
-            }
-        }
-        let uwbCount = steps.filter { if case .uwb = $0 { return true } else { return false } }.count
+        let uwbCount = events.filter { if case .uwb = $0 { return true } else { return false } }.count
         guard uwbCount > 0 else { throw CommandFailure(message: "\(recording): no UWB updates to time") }
 
         // Updates are timed in blocks of `blockSize` consecutive UWB updates (the poses
@@ -86,29 +67,24 @@ struct Bench: ParsableCommand {
         var sink = 0.0
         let allocateForTest = allocateForTest   // read once: the property wrapper costs ~100 ns a read
         for pass in 0...passes {
-            var engine = FusionEngine(capabilities: header.capabilities, options: FusionOptions())
-            var handles: [ObjectHandle] = []
-            handles.reserveCapacity(ids.count)
-            for (id, kind) in header.objects { handles.append(engine.register(objectID: id, kind: kind, ranging: header.ranging(of: id))) }
+            var driver = ReplayDriver(header: header)
             var inBlock = 0, k = 0
             var start: UInt64 = 0, mallocsBefore: UInt64 = 0
-            for (i, step) in steps.enumerated() {
-                if inBlock == 0, case .uwb = step {
+            for (i, event) in events.enumerated() {
+                let isUpdate: Bool
+                if case .uwb = event { isUpdate = true } else { isUpdate = false }
+                if inBlock == 0, isUpdate {
                     mallocsBefore = nf_malloc_count()
                     start = DispatchTime.now().uptimeNanoseconds
                 }
-                switch step {
-                case .pose(let p): _ = engine.ingest(p)
-                case .removed(let id): engine.remove(objectID: id)
-                case .uwb(let index, let m):
-                    let e = engine.ingest(m, for: handles[index])
+                if case .uwb(_, _, let e, _)? = driver.apply(event) {
                     // Negative control for the tests: one heap allocation per update.
                     if allocateForTest { sink += Double([Double](repeating: 1, count: 3 + k % 5).count) }
                     sink += e.distance ?? 0
                     inBlock += 1
                     k += 1
                 }
-                guard inBlock > 0, inBlock == blockSize || i == steps.count - 1 else { continue }
+                guard inBlock > 0, inBlock == blockSize || i == events.count - 1 else { continue }
                 let end = DispatchTime.now().uptimeNanoseconds
                 let after = nf_malloc_count()
                 if pass > 0 {

@@ -131,8 +131,9 @@ public enum RecordingReplay {
         }
     }
 
-    /// The one replay loop every tool uses: reads the recording (streaming, or pipelined on
-    /// a second thread), feeds a fresh engine and hands each step to `step`.
+    /// The replay loop of every tool that reads a recording: reads it (streaming, or
+    /// pipelined on a second thread), feeds each event to a fresh ``ReplayDriver`` and hands
+    /// each step to `step`.
     /// - Parameters:
     ///   - path: the recording (`-` for standard input).
     ///   - options: the engine's options.
@@ -155,15 +156,7 @@ public enum RecordingReplay {
             throw ReplayError(description: "\(path):1: key '\(key)': \(message)")
         }
         try start(header)
-        var engine = FusionEngine(capabilities: header.capabilities,
-                                  cameraAssistanceEnabled: cameraAssistance ?? header.capabilities.supportsCameraAssistance,
-                                  options: options)
-        var slot: [String: Int] = [:]
-        var handles: [ObjectHandle] = []
-        for (id, kind) in header.objects {
-            slot[id] = handles.count
-            handles.append(engine.register(objectID: id, kind: kind, ranging: header.ranging(of: id)))
-        }
+        var driver = ReplayDriver(header: header, options: options, cameraAssistance: cameraAssistance)
         var eventCount = 0
         let pipeline = pipelined ? EventPipeline(reader: reader) : nil
         defer { pipeline?.cancel() }
@@ -185,23 +178,7 @@ public enum RecordingReplay {
         while let event = try nextEvent() {
             eventCount += 1
             if pipeline == nil, eventCount & 4095 == 0 { onProgress(reader.bytesConsumed) }
-            switch event {
-            case .header: break
-            case .pose(let pose):
-                try step(.pose(pose, sessionChange: engine.ingest(pose)))
-            case .uwb(let id, let m):
-                let k = slot[id]!
-                let estimate = engine.ingest(m, for: handles[k])
-                try step(.uwb(object: k, m, estimate, moments: withMoments ? engine.moments(handles[k]) : nil))
-            case .removed(let id, let t, let reason):
-                engine.remove(objectID: id)
-                try step(.removed(object: slot[id]!, timestamp: t, reason: reason))
-            case .truth(let id, let t, let p):
-                try step(.truth(object: slot[id]!, timestamp: t, positionInWorld: p))
-            case .motionState(let id, let t, let state):
-                engine.updateMotionState(state, for: handles[slot[id]!])
-                try step(.motionState(object: slot[id]!, timestamp: t, state: state))
-            }
+            if let s = driver.apply(event, withMoments: withMoments) { try step(s) }
         }
     }
 }
