@@ -280,6 +280,11 @@ public final class NISession: @unchecked Sendable {
         queue.sync { invalidateLocked(error: nil) }
     }
 
+    /// `run(_:)` on the session's queue. Long on purpose: Nearby Interaction's checks for a
+    /// run, in order — an invalidated session, the radio and camera assistance the device
+    /// lacks, the peer's or accessory's token, the active-session limit, the AR
+    /// configuration — each invalidating with its own `NIError`, then a new engine unless the
+    /// same configuration resumes, then running (or suspended, if the source is).
     private func runLocked(_ new: NIConfiguration) {
         if state == .invalidated {
             emit(.didInvalidate(NIError(.sessionFailed, "the session was invalidated; create a new session")))

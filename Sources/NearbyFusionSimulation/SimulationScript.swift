@@ -73,6 +73,9 @@ public enum SimulationScript {
 
         /// A scene statement (device, objects, light, radio, VIO, occluders, recorded path);
         /// `false` if `keyword` is none.
+        ///
+        /// Long on purpose: one `case` per statement of the script format, in the order the
+        /// format's documentation lists them.
         mutating func readScene(_ keyword: String, _ cursor: inout Cursor, directory: String) throws(ScriptError) -> Bool {
             switch keyword {
             case "device":

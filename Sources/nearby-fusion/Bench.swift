@@ -55,9 +55,36 @@ struct Bench: ParsableCommand {
         let uwbCount = events.filter { if case .uwb = $0 { return true } else { return false } }.count
         guard uwbCount > 0 else { throw CommandFailure(message: "\(recording): no UWB updates to time") }
 
-        // Updates are timed in blocks of `blockSize` consecutive UWB updates (the poses
-        // between them included: ~10 ns each), so that the two clock reads (~20–40 ns) are
-        // spread over the block instead of dominating a sub-microsecond step.
+        let timing = time(events, header: header, uwbCount: uwbCount)
+        let latencies = timing.latencies, mallocs = timing.mallocs, total = timing.total, timedUpdates = timing.updates
+        guard timing.sink.isFinite else { return }
+        let sortedLatencies = latencies.sorted()
+        func percentile(_ q: Double) -> Double { Statistics.quantile(sorted: sortedLatencies, q) }
+        let n = Double(timedUpdates)
+        let result = Result(p50Nanoseconds: percentile(0.5), p90Nanoseconds: percentile(0.9), p99Nanoseconds: percentile(0.99),
+                            mallocsPerUpdate: nf_malloc_counting_available() == 1 ? Double(mallocs) / n : nil,
+                            updatesPerSecond: n / (Double(max(total, 1)) * 1e-9), updates: timedUpdates)
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            print(String(decoding: try encoder.encode(result), as: UTF8.self))
+        } else {
+            print("recording        \(recording)")
+            print("updates timed    \(result.updates) (\(uwbCount) × \(passes) passes, after one warm-up pass)")
+            print(String(format: "latency/update   p50 %.0f ns, p90 %.0f ns, p99 %.0f ns (over blocks of 32 updates)", result.p50Nanoseconds, result.p90Nanoseconds, result.p99Nanoseconds))
+            print("mallocs/update   " + (result.mallocsPerUpdate.map { String(format: "%.3f", $0) } ?? "not measured on this platform"))
+            print(String(format: "throughput       %.0f updates/s of fusion time", result.updatesPerSecond))
+        }
+    }
+
+    /// Replays `events` through a fresh engine `passes` times after one warm-up pass. UWB
+    /// updates are timed in blocks of `blockSize` consecutive ones (the poses between them
+    /// included: ~10 ns each), so that the two clock reads (~20–40 ns) are spread over the
+    /// block instead of dominating a sub-microsecond step. Returns each block's mean ns per
+    /// update, the mallocs and ns in all blocks, the updates timed, and a sink that keeps the
+    /// results alive.
+    private func time(_ events: [RecordingEvent], header: RecordingHeader, uwbCount: Int)
+        -> (latencies: [Double], mallocs: UInt64, total: UInt64, updates: Int, sink: Double) {
         let blockSize = 32
         var latencies: [Double] = []
         latencies.reserveCapacity((uwbCount / blockSize + 1) * passes)
@@ -96,23 +123,6 @@ struct Bench: ParsableCommand {
                 inBlock = 0
             }
         }
-        let sortedLatencies = latencies.sorted()
-        func percentile(_ q: Double) -> Double { Statistics.quantile(sorted: sortedLatencies, q) }
-        let n = Double(timedUpdates)
-        let result = Result(p50Nanoseconds: percentile(0.5), p90Nanoseconds: percentile(0.9), p99Nanoseconds: percentile(0.99),
-                            mallocsPerUpdate: nf_malloc_counting_available() == 1 ? Double(mallocs) / n : nil,
-                            updatesPerSecond: n / (Double(max(total, 1)) * 1e-9), updates: timedUpdates)
-        guard sink.isFinite else { return }
-        if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            print(String(decoding: try encoder.encode(result), as: UTF8.self))
-        } else {
-            print("recording        \(recording)")
-            print("updates timed    \(result.updates) (\(uwbCount) × \(passes) passes, after one warm-up pass)")
-            print(String(format: "latency/update   p50 %.0f ns, p90 %.0f ns, p99 %.0f ns (over blocks of 32 updates)", result.p50Nanoseconds, result.p90Nanoseconds, result.p99Nanoseconds))
-            print("mallocs/update   " + (result.mallocsPerUpdate.map { String(format: "%.3f", $0) } ?? "not measured on this platform"))
-            print(String(format: "throughput       %.0f updates/s of fusion time", result.updatesPerSecond))
-        }
+        return (latencies, mallocs, total, timedUpdates, sink)
     }
 }

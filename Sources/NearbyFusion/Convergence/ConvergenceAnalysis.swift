@@ -78,81 +78,20 @@ public enum ConvergenceAnalysis {
                               previous: (horizontal: Bool, vertical: Bool), previousCategory: VerticalDirectionEstimate = .unknown,
                               options: FusionOptions) -> ConvergenceAssessment {
         let tau = options.levelTolerance
-        var meanInWorld = Vector3.zero
-        var withinCovariance = Matrix3.zero
-        var sinSum = 0.0, cosSum = 0.0
-        var above = 0.0, below = 0.0
-        let single = mixture.count == 1
-        for h in mixture.hypotheses {
-            let w = single ? 1 : exp(h.logWeight)
-            meanInWorld += w * h.meanInWorld
-            withinCovariance += w * h.covariance
-            let d = h.meanInWorld - a
-            if !single {
-                let psi = atan2(d.x, -d.z)
-                sinSum += w * sin(psi); cosSum += w * cos(psi)
-            }
-            let dy = d.y
-            let sy = max(h.covariance.m11, 1e-12).squareRoot()
-            above += w * clampedNormalCDF((dy - tau) / sy)
-            below += w * clampedNormalCDF((-tau - dy) / sy)
-        }
-        let meanBearing = single ? 0 : atan2(sinSum, cosSum)
-        var bearingVariance = 0.0
-        var horizontalSpread = Matrix3.zero   // of the means, x/z block only
-        var verticalSpread = 0.0
-        for h in mixture.hypotheses {
-            let w = single ? 1 : exp(h.logWeight)
-            let d = h.meanInWorld - a
-            let rho2 = d.x * d.x + d.z * d.z
-            let own: Double
-            if rho2 < 0.05 * 0.05 {
-                own = .pi * .pi   // directly above/below: bearing undefined
-            } else {
-                let g = Vector3(-d.z / rho2, 0, d.x / rho2)
-                own = h.covariance.quadraticForm(g)
-            }
-            // One hypothesis has no spread around its own bearing.
-            let dpsi = single ? 0 : Angle.wrapped(atan2(d.x, -d.z) - meanBearing)
-            bearingVariance += w * (own + dpsi * dpsi)
-            let dm = h.meanInWorld - meanInWorld
-            horizontalSpread += w * Matrix3.outer(Vector3(dm.x, 0, dm.z), Vector3(dm.x, 0, dm.z))
-            verticalSpread += w * dm.y * dm.y
-        }
-        let bearingSigma = bearingVariance.squareRoot()
-        let same = max(0, 1 - above - below)
-
-        let p = options.verticalProbability
-        var category: VerticalDirectionEstimate
-        if same >= p { category = .same }
-        else if above >= p { category = .above }
-        else if below >= p { category = .below }
-        else if above + below >= p { category = .aboveOrBelow }
-        else { category = .unknown }
-        // Hysteresis: an established category is held while it keeps a probability of at
-        // least 1 − p and no other is established. An object whose height is well known but
-        // close to ±τ (a drone flying at about the anchor's level ± τ) would otherwise drop
-        // to `unknown` and back on every small change of height, and ask for a vertical
-        // sweep each time, although the sweep would tell it nothing it does not know.
-        if category == .unknown, (withinCovariance.m11 + verticalSpread).squareRoot() <= 0.25 * tau {
-            switch previousCategory {
-            case .same where same >= 1 - p, .above where above >= 1 - p, .below where below >= 1 - p:
-                category = previousCategory
-            default: break
-            }
-        }
+        let m = MixtureStatistics(mixture, antennaInWorld: a, levelTolerance: tau)
+        let category = verticalCategory(m, previous: previousCategory, probability: options.verticalProbability, levelTolerance: tau)
 
         // Decompose uncertainty in the line-of-sight frame: e_⊥ (horizontal, across the line
         // of sight: it moves the horizontal angle), e_∥ (horizontal, along it) and up. Along
         // the line of sight the range pins the position down, so what uncertainty remains
         // there is the elevation ↔ horizontal-distance trade-off on the range sphere: a
         // vertical-geometry problem, coached as a vertical sweep.
-        var along = Vector3(meanInWorld.x - a.x, 0, meanInWorld.z - a.z)
+        var along = Vector3(m.meanInWorld.x - a.x, 0, m.meanInWorld.z - a.z)
         if along.lengthSquared < 1e-6 { along = Vector3(0, 0, -1) }
         along = along.normalized
         let across = Vector3(-along.z, 0, along.x)
 
-        let distance = (meanInWorld - a).length
+        let distance = (m.meanInWorld - a).length
         let hScale = (previous.horizontal ? options.hysteresis : 1)
         let vScale = (previous.vertical ? options.hysteresis : 1)
         // A moving object (``FusionOptions/movingPositionThreshold``) is held to what tracking
@@ -162,39 +101,17 @@ public enum ConvergenceAnalysis {
                                   movingFloor) * hScale
         let verticalLimit = max(options.verticalPositionThreshold, options.positionThresholdFractionOfDistance * distance,
                                 movingFloor) * vScale
-
-        // Local information: principal axes of the within-hypothesis covariance. The
-        // eigen-decomposition is needed only when a cheap bound does not settle it: for a unit
-        // e, eᵀPe = Σₖ λₖ (vₖ·e)² ≥ maxₖ λₖ (vₖ·e)², so √(e_⊥ᵀ P e_⊥) bounds every axis's part
-        // across the line of sight, and √(e_∥ᵀ P e_∥ + P_yy) every axis's remaining part.
-        let horizontalBound = withinCovariance.quadraticForm(across).squareRoot()
-        let verticalBound = (withinCovariance.quadraticForm(along) + withinCovariance.m11).squareRoot()
-        var axes: SymmetricEigen3?
-        var horizontalWeakness = horizontalBound, verticalWeakness = verticalBound
-        if horizontalBound > horizontalLimit || verticalBound > verticalLimit {
-            axes = SymmetricEigen3.analytic(withinCovariance)
-            horizontalWeakness = 0; verticalWeakness = 0
-            if let axes {
-                for k in 0..<3 {
-                    let sigma = max(axes.value(k), 0).squareRoot()
-                    let v = axes.vector(k)
-                    horizontalWeakness = max(horizontalWeakness, sigma * abs(v.dot(across)))
-                    let alongPart = v.dot(along)
-                    verticalWeakness = max(verticalWeakness, sigma * (alongPart * alongPart + v.y * v.y).squareRoot())
-                }
-            } else {
-                horizontalWeakness = .infinity; verticalWeakness = .infinity
-            }
-        }
+        let local = localWeakness(m.withinCovariance, across: across, along: along,
+                                  horizontalLimit: horizontalLimit, verticalLimit: verticalLimit)
         // Global spread of the hypotheses' means, in the same frame.
-        let spreadH = horizontalSpread.quadraticForm(across).squareRoot()
-        let spreadV = (horizontalSpread.quadraticForm(along) + verticalSpread).squareRoot()
+        let spreadH = m.horizontalSpread.quadraticForm(across).squareRoot()
+        let spreadV = (m.horizontalSpread.quadraticForm(along) + m.verticalSpread).squareRoot()
 
-        let horizontalResolved = bearingSigma <= options.horizontalAngleThreshold * hScale
-            && max(horizontalWeakness, spreadH) <= horizontalLimit
+        let horizontalResolved = m.bearingSigma <= options.horizontalAngleThreshold * hScale
+            && max(local.horizontal, spreadH) <= horizontalLimit
         let categoryEstablished = category == .same || category == .above || category == .below
         let verticalResolved = categoryEstablished
-            && max(verticalWeakness, spreadV) <= verticalLimit
+            && max(local.vertical, spreadV) <= verticalLimit
 
         // Movement latches: once the device has moved enough, what it gathered stays.
         let extent = movementAlreadySufficient ? options.minimumMovement
@@ -208,10 +125,123 @@ public enum ConvergenceAnalysis {
             if !verticalResolved { reasons.insert(.insufficientVerticalSweep) }
         }
         return ConvergenceAssessment(
-            meanInWorld: meanInWorld, reasons: reasons, horizontalResolved: horizontalResolved && extent >= options.minimumMovement,
+            meanInWorld: m.meanInWorld, reasons: reasons, horizontalResolved: horizontalResolved && extent >= options.minimumMovement,
             verticalResolved: verticalResolved && extent >= options.minimumMovement,
-            horizontalAngleStandardDeviation: bearingSigma, verticalCategory: category,
-            probabilityAbove: above, probabilityBelow: below, probabilitySame: same,
-            principalAxes: axes, movementExtent: extent)
+            horizontalAngleStandardDeviation: m.bearingSigma, verticalCategory: category,
+            probabilityAbove: m.above, probabilityBelow: m.below, probabilitySame: m.same,
+            principalAxes: local.axes, movementExtent: extent)
+    }
+
+    /// What the assessment reads from the mixture `Σ wᵢ N(μᵢ, Pᵢ)`, seen from the antenna `a`.
+    struct MixtureStatistics {
+        /// `μ = Σ wᵢ μᵢ`, metres, world frame.
+        var meanInWorld = Vector3.zero
+        /// `Σ wᵢ Pᵢ`, m² (the local part of the covariance).
+        var withinCovariance = Matrix3.zero
+        /// `Σ wᵢ (μᵢ − μ)(μᵢ − μ)ᵀ` restricted to x/z, m² (the global part, horizontally).
+        var horizontalSpread = Matrix3.zero
+        /// `Σ wᵢ (μᵢ,y − μ_y)²`, m².
+        var verticalSpread = 0.0
+        /// `√(Σ wᵢ (gᵢᵀ Pᵢ gᵢ + (ψᵢ − ψ̄)²))`, radians: each hypothesis's own bearing variance
+        /// (`g` the gradient of the bearing `ψ = atan2(x, −z)`) plus its spread around the
+        /// circular mean `ψ̄`.
+        var bearingSigma = 0.0
+        /// `Σ wᵢ Φ((Δyᵢ − τ)/σᵢ)`, `Σ wᵢ Φ((−τ − Δyᵢ)/σᵢ)` and the rest: the probabilities
+        /// of the object being above, below, or within ±τ of the antenna's height.
+        var above = 0.0, below = 0.0, same = 0.0
+
+        init(_ mixture: PositionMixture, antennaInWorld a: Vector3, levelTolerance tau: Double) {
+            var sinSum = 0.0, cosSum = 0.0
+            let single = mixture.count == 1
+            for h in mixture.hypotheses {
+                let w = single ? 1 : exp(h.logWeight)
+                meanInWorld += w * h.meanInWorld
+                withinCovariance += w * h.covariance
+                let d = h.meanInWorld - a
+                if !single {
+                    let psi = atan2(d.x, -d.z)
+                    sinSum += w * sin(psi); cosSum += w * cos(psi)
+                }
+                let dy = d.y
+                let sy = max(h.covariance.m11, 1e-12).squareRoot()
+                above += w * clampedNormalCDF((dy - tau) / sy)
+                below += w * clampedNormalCDF((-tau - dy) / sy)
+            }
+            let meanBearing = single ? 0 : atan2(sinSum, cosSum)
+            var bearingVariance = 0.0
+            for h in mixture.hypotheses {
+                let w = single ? 1 : exp(h.logWeight)
+                let d = h.meanInWorld - a
+                let rho2 = d.x * d.x + d.z * d.z
+                let own: Double
+                if rho2 < 0.05 * 0.05 {
+                    own = .pi * .pi   // directly above/below: bearing undefined
+                } else {
+                    let g = Vector3(-d.z / rho2, 0, d.x / rho2)
+                    own = h.covariance.quadraticForm(g)
+                }
+                // One hypothesis has no spread around its own bearing.
+                let dpsi = single ? 0 : Angle.wrapped(atan2(d.x, -d.z) - meanBearing)
+                bearingVariance += w * (own + dpsi * dpsi)
+                let dm = h.meanInWorld - meanInWorld
+                horizontalSpread += w * Matrix3.outer(Vector3(dm.x, 0, dm.z), Vector3(dm.x, 0, dm.z))
+                verticalSpread += w * dm.y * dm.y
+            }
+            bearingSigma = bearingVariance.squareRoot()
+            same = max(0, 1 - above - below)
+        }
+    }
+
+    /// The vertical category the probabilities establish (≥ `p`): `same`, `above`, `below`,
+    /// `aboveOrBelow` when only the sign is open, else `unknown`.
+    ///
+    /// Hysteresis: an established category is held while it keeps a probability of at least
+    /// 1 − p and no other is established, and the height σ is at most τ/4. An object whose
+    /// height is well known but close to ±τ (a drone flying at about the anchor's level ± τ)
+    /// would otherwise drop to `unknown` and back on every small change of height, and ask
+    /// for a vertical sweep each time, although the sweep would tell it nothing it does not
+    /// know.
+    static func verticalCategory(_ m: MixtureStatistics, previous: VerticalDirectionEstimate, probability p: Double,
+                                 levelTolerance tau: Double) -> VerticalDirectionEstimate {
+        var category: VerticalDirectionEstimate
+        if m.same >= p { category = .same }
+        else if m.above >= p { category = .above }
+        else if m.below >= p { category = .below }
+        else if m.above + m.below >= p { category = .aboveOrBelow }
+        else { category = .unknown }
+        if category == .unknown, (m.withinCovariance.m11 + m.verticalSpread).squareRoot() <= 0.25 * tau {
+            switch previous {
+            case .same where m.same >= 1 - p, .above where m.above >= 1 - p, .below where m.below >= 1 - p:
+                category = previous
+            default: break
+            }
+        }
+        return category
+    }
+
+    /// Local information: how far the within-hypothesis covariance `P` leaves the position
+    /// open across the line of sight (`horizontal`, metres) and along it or vertically
+    /// (`vertical`), from its principal axes. The eigen-decomposition is needed only when a
+    /// cheap bound does not settle it: for a unit e, eᵀPe = Σₖ λₖ (vₖ·e)² ≥ maxₖ λₖ (vₖ·e)²,
+    /// so √(e_⊥ᵀ P e_⊥) bounds every axis's part across the line of sight, and
+    /// √(e_∥ᵀ P e_∥ + P_yy) every axis's remaining part; within both limits those bounds are
+    /// returned as they are (and no axes).
+    static func localWeakness(_ covariance: Matrix3, across: Vector3, along: Vector3, horizontalLimit: Double,
+                              verticalLimit: Double) -> (horizontal: Double, vertical: Double, axes: SymmetricEigen3?) {
+        let horizontalBound = covariance.quadraticForm(across).squareRoot()
+        let verticalBound = (covariance.quadraticForm(along) + covariance.m11).squareRoot()
+        guard horizontalBound > horizontalLimit || verticalBound > verticalLimit else {
+            return (horizontalBound, verticalBound, nil)
+        }
+        guard let axes = SymmetricEigen3.analytic(covariance) else { return (.infinity, .infinity, nil) }
+        var horizontal = 0.0, vertical = 0.0
+        for k in 0..<3 {
+            let sigma = max(axes.value(k), 0).squareRoot()
+            let v = axes.vector(k)
+            horizontal = max(horizontal, sigma * abs(v.dot(across)))
+            let alongPart = v.dot(along)
+            vertical = max(vertical, sigma * (alongPart * alongPart + v.y * v.y).squareRoot())
+        }
+        return (horizontal, vertical, axes)
     }
 }

@@ -213,30 +213,7 @@ struct ObjectScorer {
         guard let p = truth, let device = pose else { return }
         let trueAngle = HorizontalAngle.angle(objectInWorld: p, devicePositionInWorld: device.positionInWorld,
                                               worldFromDevice: device.worldFromDevice)
-        // Fisher information of this update at the truth: J += Hᵀ R⁻¹ H.
-        // The radio's own range noise (Channel Sounding's is ~7× UWB's).
-        let rangeSigma = options.forRanging(header.ranging(of: evaluation.object)).rangeStandardDeviation
-        if let r = m.distance, r > 0, header.capabilities.supportsPreciseDistanceMeasurement {
-            let u = RangeModel(antennaInWorld: device.positionInWorld, standardDeviation: rangeSigma, gate: 0).jacobian(p)
-            fisher += (1 / (rangeSigma * rangeSigma)) * Matrix3.outer(u, u)
-        }
-        if let d = m.directionInDevice, header.capabilities.supportsDirectionMeasurement {
-            evaluation.rawDirectionCount += 1
-            let model = DirectionModel(antennaInWorld: device.positionInWorld, worldFromDevice: device.worldFromDevice,
-                                       azimuthStandardDeviation: options.azimuthStandardDeviation,
-                                       elevationStandardDeviation: options.elevationStandardDeviation, gate: 0)
-            let h = model.jacobian(p)
-            fisher += (1 / (options.azimuthStandardDeviation * options.azimuthStandardDeviation)) * Matrix3.outer(h.row0, h.row0)
-            if header.capabilities.supportsElevationMeasurement && d.y != 0 {
-                fisher += (1 / (options.elevationStandardDeviation * options.elevationStandardDeviation)) * Matrix3.outer(h.row1, h.row1)
-            }
-            // Baseline: the raw direction as a horizontal angle.
-            if let raw = HorizontalAngle.angle(objectInWorld: device.positionInWorld + device.worldFromDevice.rotate(d),
-                                               devicePositionInWorld: device.positionInWorld, worldFromDevice: device.worldFromDevice),
-               let trueAngle {
-                evaluation.rawAngleErrors.append(abs(Angle.degrees(radians: Angle.wrapped(raw - trueAngle))))
-            }
-        }
+        accumulateInformation(m, truth: p, device: device, trueAngle: trueAngle, header: header, options: options)
         if boundAllowsTime == nil,
            let bound = RecordingEvaluation.horizontalAngleBound(fisher: fisher, object: p, device: device.positionInWorld),
            bound <= Angle.radians(degrees: RecordingEvaluation.boundAngleDegrees) {
@@ -261,6 +238,36 @@ struct ObjectScorer {
             if let error = angleError, error > 15 { evaluation.falseConvergedCount += 1 }
             if let moments, let inverse = moments.covariance.inverse {
                 evaluation.neesValues.append(inverse.quadraticForm(moments.meanInWorld - p))
+            }
+        }
+    }
+
+    /// Adds this update's Fisher information at the truth, `J += Hᵀ R⁻¹ H` (range with the
+    /// radio's own noise — Channel Sounding's is ~7× UWB's — azimuth, and elevation where
+    /// measured), and scores the raw direction as a horizontal angle (the baseline without
+    /// camera assistance).
+    private mutating func accumulateInformation(_ m: UWBMeasurement, truth p: Vector3, device: DevicePose, trueAngle: Double?,
+                                                header: RecordingHeader, options: FusionOptions) {
+        let rangeSigma = options.forRanging(header.ranging(of: evaluation.object)).rangeStandardDeviation
+        if let r = m.distance, r > 0, header.capabilities.supportsPreciseDistanceMeasurement {
+            let u = RangeModel(antennaInWorld: device.positionInWorld, standardDeviation: rangeSigma, gate: 0).jacobian(p)
+            fisher += (1 / (rangeSigma * rangeSigma)) * Matrix3.outer(u, u)
+        }
+        if let d = m.directionInDevice, header.capabilities.supportsDirectionMeasurement {
+            evaluation.rawDirectionCount += 1
+            let model = DirectionModel(antennaInWorld: device.positionInWorld, worldFromDevice: device.worldFromDevice,
+                                       azimuthStandardDeviation: options.azimuthStandardDeviation,
+                                       elevationStandardDeviation: options.elevationStandardDeviation, gate: 0)
+            let h = model.jacobian(p)
+            fisher += (1 / (options.azimuthStandardDeviation * options.azimuthStandardDeviation)) * Matrix3.outer(h.row0, h.row0)
+            if header.capabilities.supportsElevationMeasurement && d.y != 0 {
+                fisher += (1 / (options.elevationStandardDeviation * options.elevationStandardDeviation)) * Matrix3.outer(h.row1, h.row1)
+            }
+            // Baseline: the raw direction as a horizontal angle.
+            if let raw = HorizontalAngle.angle(objectInWorld: device.positionInWorld + device.worldFromDevice.rotate(d),
+                                               devicePositionInWorld: device.positionInWorld, worldFromDevice: device.worldFromDevice),
+               let trueAngle {
+                evaluation.rawAngleErrors.append(abs(Angle.degrees(radians: Angle.wrapped(raw - trueAngle))))
             }
         }
     }

@@ -179,6 +179,12 @@ struct FastLineDecoder {
         }
     }
 
+    /// Decodes one line, or returns `nil` for anything it does not handle (the strict
+    /// decoder then takes the line and names what is wrong).
+    ///
+    /// Long on purpose: the keys come in any order and each fills the locals that the
+    /// per-type checks at the end read, in one pass over the bytes — the replay's hot path.
+    /// It is kept honest by the differential fuzz target and tests against the strict decoder.
     func decode(_ sc: inout Scanner, lastTime: Double?) -> RecordingEvent? {
         guard sc.expect(UInt8(ascii: "{")) else { return nil }
         var seen: UInt16 = 0

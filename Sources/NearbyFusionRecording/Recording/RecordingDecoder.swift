@@ -16,6 +16,8 @@ struct RecordingDecoder {
         RecordingError(file: file, line: line, key: key, message: message)
     }
 
+    /// One line (the header first, then events). Long on purpose: one `case` per line type
+    /// of the spec.
     mutating func decode(_ value: JSONValue) throws(RecordingError) -> RecordingEvent {
         guard case .object = value else { throw error(nil, "expected a JSON object, found \(value.typeName)") }
         let type = try requiredString(value, "type")
@@ -81,6 +83,8 @@ struct RecordingDecoder {
         }
     }
 
+    /// The header line, every key of the spec checked in the spec's order. Long on purpose:
+    /// a flat list of one check per key, each with its own message.
     private mutating func header(_ value: JSONValue) throws(RecordingError) -> RecordingHeader {
         let format = try requiredString(value, "format")
         guard format == "nearby-recording" else { throw error("format", "unknown format '\(format)' (expected nearby-recording)") }
