@@ -65,11 +65,15 @@ public final class RecordingSource: NearbyDataSource {
     let events: [SourceEvent]
     /// Seconds of recording per second of wall time (`.infinity`: as fast as possible).
     let speed: Double
+    /// Waits the given number of seconds between paced events (the source's clock; the
+    /// default sleeps the thread, tests inject one that records or skips the wait).
+    let sleep: @Sendable (Double) -> Void
     private let running = Mutex<Int>(0)   // generation: a stop or restart ends the previous thread
     private let position = Mutex<Int>(0)
 
     /// Reads a recording file. Throws its `RecordingError`.
-    public convenience init(path: String, speed: Double = .infinity) throws {
+    public convenience init(path: String, speed: Double = .infinity,
+                            sleep: @escaping @Sendable (Double) -> Void = { Thread.sleep(forTimeInterval: $0) }) throws {
         var reader = try RecordingReader(path: path)
         let header = try reader.readHeader()
         var list: [SourceEvent] = []
@@ -81,11 +85,18 @@ public final class RecordingSource: NearbyDataSource {
             default: break
             }
         }
-        self.init(events: list, capabilities: header.capabilities, arConfiguration: header.arConfiguration ?? ARConfigurationDescription(), speed: speed)
+        self.init(events: list, capabilities: header.capabilities, arConfiguration: header.arConfiguration ?? ARConfigurationDescription(), speed: speed,
+                  sleep: sleep)
     }
 
-    public init(events: [SourceEvent], capabilities: DeviceCapabilities, arConfiguration: ARConfigurationDescription?, speed: Double = .infinity) {
+    /// - Parameters:
+    ///   - speed: seconds of recording per second of wall time (`.infinity`: as fast as
+    ///     possible).
+    ///   - sleep: how the source waits `(t₁ − t₀)/speed` seconds between paced events.
+    public init(events: [SourceEvent], capabilities: DeviceCapabilities, arConfiguration: ARConfigurationDescription?,
+                speed: Double = .infinity, sleep: @escaping @Sendable (Double) -> Void = { Thread.sleep(forTimeInterval: $0) }) {
         self.events = events
+        self.sleep = sleep
         self.capabilities = capabilities
         self.arConfiguration = arConfiguration
         self.speed = speed
@@ -101,7 +112,7 @@ public final class RecordingSource: NearbyDataSource {
                 guard index < events.count else { return }
                 let event = events[index]
                 if speed.isFinite, let t = Self.time(of: event) {
-                    if let last = lastTime, t > last { Thread.sleep(forTimeInterval: (t - last) / speed) }
+                    if let last = lastTime, t > last { sleep((t - last) / speed) }
                     lastTime = t
                 }
                 sink(event)

@@ -19,12 +19,6 @@ public final class NIDiscoveryToken: NSObject, NSSecureCoding, Codable, @uncheck
         bytes = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
     }
 
-    /// A fresh random token (system entropy).
-    static func random() -> NIDiscoveryToken {
-        var g = SystemRandomNumberGenerator()
-        return NIDiscoveryToken(using: &g)
-    }
-
     /// The token's serialised form (the magic and the 16 bytes).
     public var data: Data { Data(Self.magic + bytes) }
 

@@ -195,10 +195,19 @@ public final class NISession: @unchecked Sendable {
     /// - Parameters:
     ///   - source: where poses and radio updates come from.
     ///   - delegateQueue: the serial queue for callbacks (default: a queue of the session's own).
-    public init(source: any NearbyDataSource, delegateQueue: DispatchQueue? = nil) {
+    public convenience init(source: any NearbyDataSource, delegateQueue: DispatchQueue? = nil) {
+        var generator = SystemRandomNumberGenerator()
+        self.init(source: source, delegateQueue: delegateQueue, tokenGenerator: &generator)
+    }
+
+    /// A session whose discovery token is drawn from `tokenGenerator` (16 bytes) instead of
+    /// system entropy: for tests that need the same tokens on every run. Two live sessions
+    /// must not share a token (as two devices never do): seed each one differently.
+    public init<G: RandomNumberGenerator>(source: any NearbyDataSource, delegateQueue: DispatchQueue? = nil,
+                                          tokenGenerator: inout G) {
         self.source = source
         delegation = Mutex(Delegation(delegate: nil, queue: delegateQueue))
-        token = NIDiscoveryToken.random()
+        token = NIDiscoveryToken(using: &tokenGenerator)
         (events, continuation) = AsyncStream.makeStream(of: NISessionEvent.self, bufferingPolicy: .unbounded)
         TokenRegistry.shared.issue(token, to: ObjectIdentifier(self))
     }

@@ -148,6 +148,48 @@ struct SessionTests {
         session.invalidate()
     }
 
+    /// A deterministic generator (SplitMix64) for injected randomness.
+    struct Seeded: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    @Test func injectedRandomnessGivesTheSameTokenOnEveryRun() throws {
+        var expected = Seeded(state: 42)
+        let bytes = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &expected) }
+        var first = Seeded(state: 42), other = Seeded(state: 43)
+        let a = NISession(source: ManualSource(), tokenGenerator: &first)
+        let b = NISession(source: ManualSource(), tokenGenerator: &other)
+        #expect(try #require(a.discoveryToken).bytes == bytes)
+        #expect(a.discoveryToken != b.discoveryToken)
+        // The generator moved on: a third session from it gets a new token.
+        let c = NISession(source: ManualSource(), tokenGenerator: &first)
+        #expect(c.discoveryToken != a.discoveryToken)
+        for s in [a, b, c] { s.invalidate() }
+    }
+
+    @Test func aPacedRecordingSourceWaitsThroughItsInjectedClock() throws {
+        let waits = Mutex<[Double]>([])
+        let events = [Self.pose(0), Self.uwb(0.1), Self.pose(0.1), Self.pose(0.4)]
+        let source = RecordingSource(events: events, capabilities: .phone, arConfiguration: nil, speed: 2,
+                                     sleep: { seconds in waits.withLock { $0.append(seconds) } })
+        let delivered = Mutex(0)
+        source.start { _ in delivered.withLock { $0 += 1 } }
+        let deadline = Date().addingTimeInterval(10)
+        while !source.isFinished || delivered.withLock({ $0 }) < events.count, Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
+        // Recording time over speed, between consecutive timed events that move forward;
+        // nothing waited on the real clock.
+        let recorded = waits.withLock { $0 }
+        #expect(recorded.count == 2)
+        #expect(abs(recorded[0] - 0.05) < 1e-12 && abs(recorded[1] - 0.15) < 1e-12, "\(recorded)")
+    }
+
     @Test func pausedSessionResumesWithTheSameTokenAndEstimate() throws {
         let source = ManualSource()
         let session = NISession(source: source)
