@@ -8,6 +8,8 @@
 //   NearbyFusionRecording         the edge: the recording format, replay, evaluation.
 //   NearbyFusionSimulation        the seeded simulator (writes recordings).
 //   NearbyFusionSession           the NISession-shaped API and its data sources.
+//   ARKit                         a stand-in for the ARKit types camera assistance checks
+//                                 (Linux and macOS have no ARKit), for setARSession(_:).
 //   NearbyFusionSimulatedSources  simulated sources for sessions (only for those who ask).
 //   nearby-fusion                 the command.
 //   nearby-fusion-fuzz            libFuzzer targets (.ci/fuzz) / a corpus replayer.
@@ -23,6 +25,7 @@ let package = Package(
         .library(name: "NearbyFusionRecording", targets: ["NearbyFusionRecording"]),
         .library(name: "NearbyFusionSimulation", targets: ["NearbyFusionSimulation"]),
         .library(name: "NearbyFusionSession", targets: ["NearbyFusionSession"]),
+        .library(name: "ARKit", targets: ["ARKit"]),
         .library(name: "NearbyFusionSimulatedSources", targets: ["NearbyFusionSimulatedSources"]),
         .library(name: "NearbyFusionTestSupport", targets: ["NearbyFusionTestSupport"]),
         .executable(name: "nearby-fusion", targets: ["nearby-fusion"]),
@@ -50,7 +53,10 @@ let package = Package(
         // MARK: - Edge
         .target(name: "NearbyFusionRecording", dependencies: ["NearbyFusion"]),
         .target(name: "NearbyFusionSimulation", dependencies: ["NearbyFusion", "NearbyFusionRecording"]),
-        .target(name: "NearbyFusionSession", dependencies: ["NearbyFusion", "NearbyFusionRecording"]),
+        /// ARKit's configuration and session types as far as Nearby Interaction reads them, so
+        /// that an app's `import ARKit` and `setARSession(_:)` build where Apple ships no ARKit.
+        .target(name: "ARKit"),
+        .target(name: "NearbyFusionSession", dependencies: ["NearbyFusion", "NearbyFusionRecording", "ARKit"]),
         .target(
             name: "NearbyFusionSimulatedSources",
             dependencies: ["NearbyFusion", "NearbyFusionSession", "NearbyFusionSimulation"]
@@ -82,7 +88,7 @@ let package = Package(
         /// the harness sets `NISession.defaultDataSource`), run on a recording and a peer link.
         .testTarget(
             name: "AppleStyleAppTests",
-            dependencies: ["NearbyFusion", "NearbyFusionSession", "NearbyFusionSimulatedSources", "NearbyFusionSimulation"]
+            dependencies: ["NearbyFusion", "NearbyFusionSession", "NearbyFusionSimulatedSources", "NearbyFusionSimulation", "ARKit"]
         ),
         .testTarget(
             name: "NearbyFusionTests",

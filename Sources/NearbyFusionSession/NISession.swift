@@ -1,3 +1,4 @@
+import ARKit
 import Dispatch
 import Foundation
 import NearbyFusion
@@ -162,6 +163,8 @@ public final class NISession: @unchecked Sendable {
     private var motionState = MotionActivityState.unknown
     private var sourceStarted = false
     private var sourceSuspended = false
+    /// The app's AR session (``setARSession(_:)``), checked by each run with camera assistance.
+    private var arSession: ARSession?
 
     // MARK: Where updates come from
 
@@ -340,6 +343,9 @@ public final class NISession: @unchecked Sendable {
             return invalidateLocked(error: NIError(.invalidARConfiguration,
                                                    "the AR session must be gravity-aligned with collaboration, face tracking, initial world map and relocalisation off"))
         }
+        if new.isCameraAssistanceEnabled, let arSession, let problem = Self.cameraAssistanceProblem(arSession) {
+            return invalidateLocked(error: NIError(.invalidARConfiguration, problem))
+        }
         let same = runConfiguration.map { $0.isEqual(new) } ?? false
         if !same || engine == nil {
             var e = FusionEngine(capabilities: capabilities, cameraAssistanceEnabled: new.isCameraAssistanceEnabled)
@@ -360,6 +366,32 @@ public final class NISession: @unchecked Sendable {
         state = .running
         emit(.didStartRunning)
         startSource()
+    }
+
+    /// Provides the AR session camera assistance works with, as Nearby Interaction's
+    /// `setARSession(_:)`; call it before ``run(_:)``. Here it supplies no poses (they come
+    /// from the session's data source, as every update does); what it is checked for is
+    /// Apple's: each run with camera assistance requires a world-tracking configuration with
+    /// `worldAlignment == .gravity`, collaboration, user face tracking and an initial world
+    /// map all off, and a delegate that does not ask for relocalisation — otherwise the
+    /// session is invalidated with `invalidARConfiguration`.
+    public func setARSession(_ session: ARSession) {
+        queue.sync { arSession = session }
+    }
+
+    /// Why camera assistance cannot use `session`, or `nil`.
+    static func cameraAssistanceProblem(_ session: ARSession) -> String? {
+        guard let c = session.configuration as? ARWorldTrackingConfiguration else {
+            return "the AR session must run an ARWorldTrackingConfiguration"
+        }
+        if c.worldAlignment != .gravity { return "the AR session's worldAlignment must be .gravity" }
+        if c.isCollaborationEnabled { return "the AR session must have isCollaborationEnabled = false" }
+        if c.userFaceTrackingEnabled { return "the AR session must have userFaceTrackingEnabled = false" }
+        if c.initialWorldMap != nil { return "the AR session must have no initialWorldMap" }
+        if session.delegate?.sessionShouldAttemptRelocalization(session) == true {
+            return "the AR session's delegate must return false from sessionShouldAttemptRelocalization(_:)"
+        }
+        return nil
     }
 
     private func invalidateLocked(error: NIError?) {

@@ -35,6 +35,29 @@ struct AppleStyleAppTests {
         app.stop()
     }
 
+    @Test func anAppsOwnARSessionIsCheckedAsNearbyInteractionChecksIt() async throws {
+        let recording = Self.datasets.appendingPathComponent("coached-sweep.jsonl").path
+        // Gravity-aligned world tracking: camera assistance runs and converges.
+        let source = try RecordingSource(path: recording)
+        NISession.defaultDataSource = source
+        let app = CameraAssistedFinder()
+        try app.start(accessoryData: NINearbyAccessoryConfiguration.data(forAccessory: "tag"))
+        while !source.isFinished { try await Task.sleep(for: .milliseconds(5)) }
+        app.session?.waitUntilIdle()
+        #expect(app.invalidation == nil)
+        #expect(app.updates > 50 && app.hasConverged)
+        app.session?.invalidate()
+
+        // A camera-aligned world: Nearby Interaction refuses it.
+        NISession.defaultDataSource = try RecordingSource(path: recording)
+        let refused = CameraAssistedFinder()
+        try refused.start(accessoryData: NINearbyAccessoryConfiguration.data(forAccessory: "tag"), worldAlignment: .camera)
+        refused.session?.waitUntilIdle()
+        #expect((refused.invalidation as? NIError)?.code == .invalidARConfiguration)
+        #expect(refused.updates == 0)
+        NISession.defaultDataSource = ManualSource()
+    }
+
     @Test func twoPhonesShareTokensThroughNSKeyedArchiverAndADeadTokenInvalidatesTheSession() throws {
         let link = SimulatedPeerLink(
             pathA: DeviceTrajectory(segments: [.still(duration: 1), .sweepSideways(duration: 8)]),
