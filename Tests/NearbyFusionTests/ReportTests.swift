@@ -15,12 +15,46 @@ struct ReportTests {
         // No URL but the SVG namespace.
         let urls = html.components(separatedBy: "http").dropFirst().map { "http" + $0.prefix(28) }
         #expect(urls.allSatisfy { $0.hasPrefix("http://www.w3.org/2000/svg") })
-        // Per object: two maps, two time series and a timeline; an ellipse for the estimate.
-        #expect(html.components(separatedBy: "<svg").count - 1 == 10)
+        // Per object: three maps (top-down, zoomed, side), four time plots (angle, its error,
+        // distance, position error) and two lane charts (vertical estimate, coaching).
+        let svgs = html.components(separatedBy: "<svg").dropFirst().map { String($0.prefix { $0 != "\u{0}" }) }
+        func count(_ cls: String) -> Int { svgs.filter { $0.hasPrefix(" xmlns='http://www.w3.org/2000/svg' class='\(cls)'") }.count }
+        #expect(count("map") == 6 && count("timeplot") == 8 && count("lanes") == 4, "\(svgs.count) figures")
         #expect(html.contains("<ellipse class='sigma'"))
         #expect(html.contains("Object keys") && html.contains("Object bag"))
         #expect(html.contains("notConverged: insufficientMovement"))
+        // At the top: the device's capabilities and the evaluation table.
+        #expect(html.contains("<h2>Device</h2>") && html.contains("<h2>Evaluation</h2>") && html.contains("camera assistance"))
+        for figure in svgs {
+            let body = String(figure[..<(figure.range(of: "</svg>")?.lowerBound ?? figure.endIndex)])
+            // No empty plot: every time plot draws a line, every map a path or a marker.
+            if body.contains("class='timeplot'") { #expect(body.contains("<polyline"), "an empty time plot") }
+            // Ticks: round numbers (a step of 1, 2 or 5 × 10ᵏ) whose labels never crowd (centres
+            // at least 24 px apart along the x axis).
+            var rows: [String: [(position: Double, value: Double)]] = [:]
+            for piece in body.components(separatedBy: "<text x='").dropFirst() {
+                guard let anchorRange = piece.range(of: "class='tick' text-anchor='") else { continue }
+                let anchor = piece[anchorRange.upperBound...].prefix { $0 != "'" }
+                let x = Double(piece.prefix { $0 != "'" }) ?? 0
+                let y = Double(piece.components(separatedBy: "y='").dropFirst().first?.prefix { $0 != "'" } ?? "") ?? 0
+                guard let open = piece.firstIndex(of: ">"), let value = Double(piece[piece.index(after: open)...].prefix { $0 != "<" }) else { continue }
+                let key = anchor == "middle" ? "x@\(y)" : "y@\(x)"
+                rows[key, default: []].append((anchor == "middle" ? x : y, value))
+            }
+            for (key, ticks) in rows where ticks.count > 1 {
+                let values = ticks.map(\.value).sorted()
+                let step = values[1] - values[0]
+                let magnitude = pow(10, log10(step).rounded(.down))
+                #expect([1.0, 2, 5, 10].contains { abs(step / magnitude - $0) < 1e-6 }, "step \(step) in \(key)")
+                #expect(zip(values, values.dropFirst()).allSatisfy { abs($1 - $0 - step) < 1e-6 * max(1, step) }, "uneven ticks \(values)")
+                if key.hasPrefix("x") {
+                    let xs = ticks.map(\.position).sorted()
+                    #expect(zip(xs, xs.dropFirst()).allSatisfy { $1 - $0 >= 24 }, "crowded ticks \(xs)")
+                }
+            }
+        }
     }
+
 }
 
 /// The report stays bounded however many objects a recording has (issue 10, item 6).
