@@ -1,3 +1,8 @@
+import Foundation
+
+/// The error domain of Nearby Interaction's errors (`NSError.domain` of a bridged ``NIError``).
+public let NIErrorDomain = "com.apple.NearbyInteraction"
+
 /// An error that ends a session, with the codes and raw values of Nearby Interaction's
 /// `NIError.Code`.
 public struct NIError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -24,4 +29,25 @@ public struct NIError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "NIError \(code) (\(code.rawValue)): \(message)" }
+
+    // Apple's static members for the codes (`NIError.invalidARConfiguration` is a `Code`).
+    public static var unsupportedPlatform: Code { .unsupportedPlatform }
+    public static var invalidConfiguration: Code { .invalidConfiguration }
+    public static var sessionFailed: Code { .sessionFailed }
+    public static var resourceUsageTimeout: Code { .resourceUsageTimeout }
+    public static var activeSessionsLimitExceeded: Code { .activeSessionsLimitExceeded }
+    public static var userDidNotAllow: Code { .userDidNotAllow }
+    public static var invalidARConfiguration: Code { .invalidARConfiguration }
+    public static var accessoryPeerDeviceUnavailable: Code { .accessoryPeerDeviceUnavailable }
+    public static var incompatiblePeerDevice: Code { .incompatiblePeerDevice }
+    public static var activeExtendedDistanceSessionsLimitExceeded: Code { .activeExtendedDistanceSessionsLimitExceeded }
+}
+
+/// Bridged to `NSError` as Apple's is: domain ``NIErrorDomain``, code the raw value, the
+/// message as the localised description.
+extension NIError: CustomNSError, LocalizedError {
+    public static var errorDomain: String { NIErrorDomain }
+    public var errorCode: Int { code.rawValue }
+    public var errorUserInfo: [String: Any] { [NSLocalizedDescriptionKey: message] }
+    public var errorDescription: String? { message }
 }

@@ -50,6 +50,13 @@ struct SessionTests {
                                                (.activeExtendedDistanceSessionsLimitExceeded, -5880)]
         for (code, raw) in expected { #expect(code.rawValue == raw) }
         #expect(NIError.Code.allCases.count == 10)
+        // Bridged as Apple's: NIErrorDomain, the raw value as the code, the message for people.
+        let error: Error = NIError(.invalidARConfiguration, "the AR session's worldAlignment must be .gravity")
+        let bridged = error as NSError
+        #expect(bridged.domain == NIErrorDomain && NIErrorDomain == "com.apple.NearbyInteraction")
+        #expect(bridged.code == -5883)
+        #expect(error.localizedDescription == "the AR session's worldAlignment must be .gravity")
+        #expect((error as? NIError)?.code == NIError.invalidARConfiguration)
     }
 
     @Test func anAccessorySessionFromTheSimulatorConverges() async throws {
