@@ -90,6 +90,9 @@ public final class RecordingSource: NearbyDataSource {
     }
 
     /// - Parameters:
+    ///   - events: what the source delivers, in order.
+    ///   - capabilities: the device's capabilities.
+    ///   - arConfiguration: the AR session's configuration, as a recording's header gives it.
     ///   - speed: seconds of recording per second of wall time (`.infinity`: as fast as
     ///     possible).
     ///   - sleep: how the source waits `(t₁ − t₀)/speed` seconds between paced events.

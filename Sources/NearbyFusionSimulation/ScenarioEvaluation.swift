@@ -35,7 +35,7 @@ public struct ScenarioRun: Sendable {
     public var updates: [EvaluatedUpdate] = []
     public var sessionChanges: [SessionConvergenceUpdate] = []
 
-    /// Runs `scenario` through a fresh engine (a ``ReplayDriver``, as a replay of its
+    /// Runs `scenario` through a fresh engine (a `ReplayDriver`, as a replay of its
     /// recording would) and records the updates of the object
     /// `objectID` (the scenario's first object when `nil` or not found).
     public init(_ scenario: SimulationScenario, objectID: String? = nil, options: FusionOptions = FusionOptions(),

@@ -21,8 +21,10 @@ public struct ReplayDriver: Sendable {
     @usableFromInline var lastLookup: (id: String, slot: Int)?
 
     /// A fresh engine with the header's capabilities and objects (kind and radio).
-    /// - Parameter cameraAssistance: overrides the header's `supportsCameraAssistance`
-    ///   when not `nil`.
+    /// - Parameters:
+    ///   - header: the recording's header.
+    ///   - options: the engine's options.
+    ///   - cameraAssistance: overrides the header's `supportsCameraAssistance` when not `nil`.
     public init(header: RecordingHeader, options: FusionOptions = FusionOptions(), cameraAssistance: Bool? = nil) {
         var engine = FusionEngine(capabilities: header.capabilities,
                                   cameraAssistanceEnabled: cameraAssistance ?? header.capabilities.supportsCameraAssistance,
@@ -54,7 +56,9 @@ public struct ReplayDriver: Sendable {
     /// Applies one event and returns what the engine made of it: `nil` for a header, or for
     /// an event naming an object the header does not declare (the reader refuses those, so
     /// only a hand-built event list can contain one).
-    /// - Parameter withMoments: also report the object's mixture moments after an update.
+    /// - Parameters:
+    ///   - event: the next event of the recording, in order.
+    ///   - withMoments: also report the object's mixture moments after an update.
     ///
     /// Inlinable, so that the caller's `switch` on the returned step folds into this one:
     /// otherwise every event, poses included, returns the whole step (~350 bytes: the
