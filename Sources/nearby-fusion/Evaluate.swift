@@ -24,8 +24,25 @@ struct Evaluate: ParsableCommand {
               completion: .file(extensions: ["jsonl"]))
     var recording: String
 
-    @Flag(help: "Print one JSON document instead of text.")
+    @Flag(help: "Print one JSON document instead of text (for a folder, with its mergeable `pool`).")
     var json = false
+
+    @Option(help: ArgumentHelp("Evaluate only shard K of N of a folder: the recordings whose index in path order is K − 1 modulo N. Merge the shards' --json documents with `merge`.", valueName: "K/N"))
+    var shard: Shard?
+
+    /// `K/N`: shard K (1…N) of N.
+    struct Shard: ExpressibleByArgument, Sendable {
+        var index: Int, count: Int
+        init?(argument: String) {
+            let parts = argument.split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count == 2, let k = Int(parts[0]), let n = Int(parts[1]), n >= 1, (1...n).contains(k) else { return nil }
+            index = k; count = n
+        }
+    }
+
+    func validate() throws {
+        if shard != nil, recording == "-" { throw ValidationError("--shard applies to a folder of recordings") }
+    }
 
     func run() throws {
         if recording == "-" { try runOne(); return }   // standard input: one recording
@@ -33,7 +50,9 @@ struct Evaluate: ParsableCommand {
         guard FileManager.default.fileExists(atPath: recording, isDirectory: &isDirectory) else {
             throw CommandFailure(message: "\(recording): no such file or folder")
         }
-        if isDirectory.boolValue { try runFolder() } else { try runOne() }
+        if isDirectory.boolValue { try runFolder() } else if shard != nil {
+            throw CommandFailure(message: "\(recording): --shard applies to a folder of recordings")
+        } else { try runOne() }
     }
 
     func evaluate(_ path: String) throws -> RecordingEvaluationReport {
@@ -86,6 +105,10 @@ struct Evaluate: ParsableCommand {
         /// Recordings that could not be read, each with its one-line error.
         var failed: [String]
         var total: ObjectEvaluation
+        /// The shard evaluated (`K/N`), if any.
+        var shard: String?
+        /// What `merge` adds up across shards.
+        var pool: EvaluationPool
     }
 
     func runFolder() throws {
@@ -95,8 +118,11 @@ struct Evaluate: ParsableCommand {
             for case let url as URL in walker where url.pathExtension == "jsonl" { files.append(url.path) }
         }
         files.sort()
+        if let shard { files = files.enumerated().filter { $0.offset % shard.count == shard.index - 1 }.map(\.element) }
         let paths = files
-        guard !files.isEmpty else { throw CommandFailure(message: "\(recording): no .jsonl recordings") }
+        guard !files.isEmpty else {
+            throw CommandFailure(message: "\(recording): no .jsonl recordings" + (shard.map { " in shard \($0.index)/\($0.count)" } ?? ""))
+        }
         let results = Mutex([Result<RecordingEvaluationReport, Error>?](repeating: nil, count: files.count))
         // Progress on standard error while it works (a terminal only), one step per recording.
         let progress = Mutex((bar: ProgressBar(total: files.count, minimumTotal: 2, items: "recordings"), done: 0))
@@ -125,17 +151,27 @@ struct Evaluate: ParsableCommand {
         let rows = reports.map { RecordingEvaluation.pooled($0.objects, name: $0.recording) }
         let total = RecordingEvaluation.pooled(rows, name: "total")
         if json {
-            print(try Self.encode(FolderReport(recordings: reports, skipped: skipped, failed: failed, total: total)))
+            let pool = EvaluationPool(reports, skipped: skipped.count, failed: failed.count)
+            print(try Self.encode(FolderReport(recordings: reports, skipped: skipped, failed: failed, total: total,
+                                               shard: shard.map { "\($0.index)/\($0.count)" }, pool: pool)))
             try Self.failIfAny(failed, of: files.count)
             return
         }
+        Self.printTable(rows + [total])
+        for s in skipped { print("skipped (no truth): \(s)") }
+        try Self.failIfAny(failed, of: files.count)
+    }
+
+    /// The Markdown table of `evaluate FOLDER` (and of `merge`): one row per recording and
+    /// one for the radio's own direction under it.
+    static func printTable(_ rows: [ObjectEvaluation]) {
         func f(_ x: Double?, _ format: String) -> String {
             guard let x, x.isFinite else { return "—" }
             return abs(x) < 1e6 ? String(format: format, x) : Figure.text(x, decimals: 0)
         }
         print("| recording | updates | angle err median ° | p95 ° | position err median m | p95 m | converged after s | angle available | transform available | CRLB √tr m | RMSE/CRLB | mean NEES | false converged | bound allows 3° after s | lag s | converged after first | changes/min |")
         print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-        for r in rows + [total] {
+        for r in rows {
             let name = r.object == "total" ? "**total**" : (r.object as NSString).lastPathComponent
             print("| \(name) | \(r.updates) | \(f(r.horizontalAngleErrorDegrees?.median, "%.2f")) | \(f(r.horizontalAngleErrorDegrees?.p95, "%.2f")) | "
                 + "\(f(r.positionErrorMetres?.median, "%.3f")) | \(f(r.positionErrorMetres?.p95, "%.3f")) | \(f(r.timeToConvergenceSeconds, "%.1f")) | "
@@ -147,8 +183,6 @@ struct Evaluate: ParsableCommand {
             print("| \(r.object == "total" ? "total" : name) — raw UWB direction | \(r.updates) | \(f(r.rawHorizontalAngleErrorDegrees?.median, "%.2f")) | "
                 + "\(f(r.rawHorizontalAngleErrorDegrees?.p95, "%.2f")) | — | — | — | \(f(r.rawDirectionAvailability.map { $0 * 100 }, "%.0f%%")) | — | — | — | — | — | — | — | — | — |")
         }
-        for s in skipped { print("skipped (no truth): \(s)") }
-        try Self.failIfAny(failed, of: files.count)
     }
 
     /// Lists the recordings that could not be evaluated on standard error and exits 1.

@@ -15,6 +15,18 @@ public struct ErrorStatistics: Codable, Sendable, Equatable {
     /// The 95th percentile (linear interpolation).
     public var p95: Double
 
+    /// The figures as given (for ``ErrorSketch/statistics``).
+    init(count: Int, max: Double, mean: Double, median: Double, min: Double, rmse: Double, std: Double, p95: Double) {
+        self.count = count
+        self.max = max
+        self.mean = mean
+        self.median = median
+        self.min = min
+        self.rmse = rmse
+        self.std = std
+        self.p95 = p95
+    }
+
     /// `nil` for no values, or when any value is not finite. Every figure of a finite set
     /// is finite, however large its values (up to `Double.greatestFiniteMagnitude`): sums
     /// are taken of the values divided by the largest magnitude `M`, so `Σ eᵢ²` cannot

@@ -1,0 +1,104 @@
+import Foundation
+
+/// Everything a folder's total row needs, in a form that merges across machines: counts and
+/// sums add up, errors are kept as ``ErrorSketch``es. A fleet of recordings is evaluated in
+/// shards (`evaluate FOLDER --shard K/N --json`, whose document carries its pool under
+/// `pool`), and `merge` adds the pools and prints the total as one machine would have — every
+/// count, share, mean and RMSE the same, medians and 95th percentiles to the sketches' 0.5 %.
+public struct EvaluationPool: Codable, Sendable, Equatable {
+    /// The version of this document's layout (1).
+    public var version = 1
+    /// Recordings evaluated (with truth), skipped (no truth) and failed.
+    public var recordings = 0, skipped = 0, failed = 0
+    public var updates = 0
+    /// Updates publishing each output, summed over objects.
+    public var published: [String: Int] = [:]
+    public var rawDirectionCount = 0
+    public var convergedCount = 0, falseConvergedCount = 0
+    public var updatesAfterFirst = 0, convergedAfterFirst = 0, statusChanges = 0
+    public var secondsAfterFirst = 0.0
+    public var verticalConfusion: [String: [String: Int]] = [:]
+    /// Per update: horizontal-angle errors (°), position errors (m), NEES, CRLB √tr (m), the
+    /// errors of converged updates (m), the raw radio's angle errors (°).
+    public var angleErrors = ErrorSketch(), positionErrors = ErrorSketch(), nees = ErrorSketch()
+    public var crlb = ErrorSketch(), convergedErrors = ErrorSketch(), rawAngleErrors = ErrorSketch()
+    /// Per object: time to first convergence, and when the bound first allows 3°, seconds.
+    public var timesToConvergence = ErrorSketch(), boundTimes = ErrorSketch()
+    /// The worst object's convergence lag, seconds.
+    public var worstLag: Double?
+
+    public init() {}
+
+    /// The pool of some recordings' objects.
+    public init(_ reports: [RecordingEvaluationReport], skipped: Int = 0, failed: Int = 0) {
+        recordings = reports.count
+        self.skipped = skipped
+        self.failed = failed
+        let objects = reports.flatMap(\.objects)
+        var times: [Double] = [], bounds: [Double] = []
+        var angle: [Double] = [], position: [Double] = [], nees: [Double] = [], crlb: [Double] = [], converged: [Double] = [], raw: [Double] = []
+        for o in objects {
+            updates += o.updates
+            for (k, share) in o.availability { published[k, default: 0] += Int((share * Double(o.updates)).rounded()) }
+            rawDirectionCount += o.rawDirectionCount
+            convergedCount += o.convergedCount
+            falseConvergedCount += o.falseConvergedCount
+            updatesAfterFirst += o.updatesAfterFirst
+            convergedAfterFirst += o.convergedAfterFirst
+            statusChanges += o.statusChanges
+            secondsAfterFirst += o.secondsAfterFirst
+            for (row, columns) in o.verticalConfusion {
+                for (column, n) in columns { verticalConfusion[row, default: [:]][column, default: 0] += n }
+            }
+            angle += o.angleErrors; position += o.positionErrors; nees += o.neesValues
+            crlb += o.crlbValues; converged += o.convergedErrors; raw += o.rawAngleErrors
+            if let t = o.timeToConvergenceSeconds { times.append(t) }
+            if let t = o.boundAllowsAngleAfterSeconds { bounds.append(t) }
+            if let lag = o.convergenceLagSeconds { worstLag = Swift.max(worstLag ?? lag, lag) }
+        }
+        angleErrors = ErrorSketch(angle); positionErrors = ErrorSketch(position); self.nees = ErrorSketch(nees)
+        self.crlb = ErrorSketch(crlb); convergedErrors = ErrorSketch(converged); rawAngleErrors = ErrorSketch(raw)
+        timesToConvergence = ErrorSketch(times); boundTimes = ErrorSketch(bounds)
+    }
+
+    /// Adds another shard's pool.
+    public mutating func merge(_ other: EvaluationPool) {
+        recordings += other.recordings; skipped += other.skipped; failed += other.failed
+        updates += other.updates
+        for (k, n) in other.published { published[k, default: 0] += n }
+        rawDirectionCount += other.rawDirectionCount
+        convergedCount += other.convergedCount; falseConvergedCount += other.falseConvergedCount
+        updatesAfterFirst += other.updatesAfterFirst; convergedAfterFirst += other.convergedAfterFirst
+        statusChanges += other.statusChanges; secondsAfterFirst += other.secondsAfterFirst
+        for (row, columns) in other.verticalConfusion {
+            for (column, n) in columns { verticalConfusion[row, default: [:]][column, default: 0] += n }
+        }
+        angleErrors.merge(other.angleErrors); positionErrors.merge(other.positionErrors); nees.merge(other.nees)
+        crlb.merge(other.crlb); convergedErrors.merge(other.convergedErrors); rawAngleErrors.merge(other.rawAngleErrors)
+        timesToConvergence.merge(other.timesToConvergence); boundTimes.merge(other.boundTimes)
+        if let lag = other.worstLag { worstLag = Swift.max(worstLag ?? lag, lag) }
+    }
+
+    /// The total row, computed as ``RecordingEvaluation/pooled(_:name:)`` computes it.
+    public func total(name: String = "total") -> ObjectEvaluation {
+        var t = ObjectEvaluation(object: name, updates: updates, availability: [:], verticalConfusion: verticalConfusion)
+        let n = Double(Swift.max(updates, 1))
+        t.availability = published.mapValues { Double($0) / n }
+        t.horizontalAngleErrorDegrees = angleErrors.statistics
+        t.positionErrorMetres = positionErrors.statistics
+        t.falseConvergedRate = convergedCount > 0 ? Double(falseConvergedCount) / Double(convergedCount) : nil
+        t.meanNEES = nees.statistics?.mean
+        t.crlbPositionMetres = crlb.statistics?.median
+        if let rmse = convergedErrors.statistics?.rmse, let bound = crlb.statistics?.rmse, bound > 0, (rmse / bound).isFinite {
+            t.rmseOverCRLB = rmse / bound
+        }
+        t.convergedShareAfterFirst = updatesAfterFirst > 0 ? Double(convergedAfterFirst) / Double(updatesAfterFirst) : nil
+        t.statusChangesPerMinute = secondsAfterFirst > 0 ? Double(statusChanges) / (secondsAfterFirst / 60) : nil
+        t.rawDirectionAvailability = updates > 0 ? Double(rawDirectionCount) / Double(updates) : nil
+        t.rawHorizontalAngleErrorDegrees = rawAngleErrors.statistics
+        t.timeToConvergenceSeconds = timesToConvergence.statistics?.median
+        t.boundAllowsAngleAfterSeconds = boundTimes.statistics?.median
+        t.convergenceLagSeconds = worstLag
+        return t
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import NearbyFusionRecording
+import Testing
+
+/// Evaluation beyond one machine: error sketches, shards and `merge` (issue 12).
+@Suite("fleet evaluation")
+struct FleetEvaluationTests {
+    /// Seeded log-normal errors (SplitMix64 and Box–Muller): four decades of values.
+    static func errors(_ n: Int, seed: UInt64) -> [Double] {
+        var state = seed
+        func uniform() -> Double {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return (Double((z ^ (z >> 31)) >> 11) + 0.5) / 9_007_199_254_740_992
+        }
+        return (0..<n).map { _ in exp(2 * (-2 * log(uniform())).squareRoot() * cos(2 * .pi * uniform()) - 3) }
+    }
+
+    @Test func sketchQuantilesAreWithinHalfAPercentAndMergingIsExact() throws {
+        let values = Self.errors(20_000, seed: 11)
+        let whole = ErrorSketch(values)
+        let exact = try #require(ErrorStatistics(values))
+        let sketched = try #require(whole.statistics)
+        #expect(sketched.count == exact.count && sketched.min == exact.min && sketched.max == exact.max)
+        #expect(abs(sketched.mean - exact.mean) <= 1e-12 * exact.mean && abs(sketched.rmse - exact.rmse) <= 1e-12 * exact.rmse)
+        #expect(abs(sketched.std - exact.std) <= 1e-9 * exact.std)
+        for q in [0.05, 0.5, 0.9, 0.95, 0.99] {
+            let sorted = values.sorted()
+            let reference = sorted[Int((q * Double(values.count - 1)).rounded(.down))]
+            let estimate = try #require(whole.quantile(q))
+            #expect(abs(estimate - reference) <= 0.006 * reference, "q \(q): \(estimate) against \(reference)")
+        }
+        // Shards in any split merge into exactly the sketch of the whole (sums up to rounding).
+        var merged = ErrorSketch(Array(values[12_000...]))
+        merged.merge(ErrorSketch(Array(values[..<5_000])))
+        merged.merge(ErrorSketch(Array(values[5_000..<12_000])))
+        #expect(merged.buckets == whole.buckets && merged.count == whole.count && merged.min == whole.min && merged.max == whole.max)
+        #expect(abs(merged.sum - whole.sum) <= 1e-12 * whole.sum)
+        // It survives JSON.
+        let decoded = try JSONDecoder().decode(ErrorSketch.self, from: JSONEncoder().encode(merged))
+        #expect(decoded == merged)
+        #expect(try JSONDecoder().decode(ErrorSketch.self, from: JSONEncoder().encode(ErrorSketch())).statistics == nil)
+    }
+
+    struct Folder: Decodable { var total: ObjectEvaluation; var pool: EvaluationPool }
+    struct Merged: Decodable { var total: ObjectEvaluation; var pool: EvaluationPool }
+
+    @Test func shardsMergeIntoTheTotalOfOneMachine() throws {
+        let whole = try CommandLineTests.run(["evaluate", "Datasets", "--json"])
+        #expect(whole.status == 0, "\(whole.stderr)")
+        let reference = try JSONDecoder().decode(Folder.self, from: Data(whole.stdout.utf8)).total
+        var shardFiles: [String] = []
+        for k in 1...3 {
+            let shard = try CommandLineTests.run(["evaluate", "Datasets", "--shard", "\(k)/3", "--json"])
+            #expect(shard.status == 0, "\(shard.stderr)")
+            shardFiles.append(try RecordingTests.temporaryFile(shard.stdout, name: "shard\(k).json"))
+        }
+        let merged = try CommandLineTests.run(["merge", "--json"] + shardFiles)
+        #expect(merged.status == 0, "\(merged.stderr)")
+        let result = try JSONDecoder().decode(Merged.self, from: Data(merged.stdout.utf8))
+        let total = result.total
+        #expect(result.pool.recordings == 17)
+        // Counts and shares: exactly one machine's.
+        #expect(total.updates == reference.updates)
+        #expect(Set(total.availability.keys) == Set(reference.availability.keys))
+        #expect(total.availability.allSatisfy { abs($0.value - (reference.availability[$0.key] ?? -1)) <= 1e-12 })
+        #expect(total.convergedShareAfterFirst == reference.convergedShareAfterFirst)
+        #expect(total.falseConvergedRate == reference.falseConvergedRate)
+        #expect(total.convergenceLagSeconds == reference.convergenceLagSeconds)
+        #expect(total.verticalConfusion == reference.verticalConfusion)
+        // Means to rounding, quantiles to the sketch's resolution.
+        let a = try #require(total.horizontalAngleErrorDegrees), b = try #require(reference.horizontalAngleErrorDegrees)
+        #expect(a.count == b.count && abs(a.mean - b.mean) <= 1e-9 * b.mean && abs(a.rmse - b.rmse) <= 1e-9 * b.rmse)
+        #expect(abs(a.median - b.median) <= 0.01 * b.median && abs(a.p95 - b.p95) <= 0.01 * b.p95)
+        #expect(abs(try #require(total.meanNEES) - (try #require(reference.meanNEES))) <= 1e-9 * (reference.meanNEES ?? 1))
+
+        // A file that is not a shard is refused, naming it.
+        let bogus = try RecordingTests.temporaryFile("{\"total\": 1}\n", name: "bogus.json")
+        let refused = try CommandLineTests.run(["merge", shardFiles[0], bogus])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("bogus.json") && refused.stderr.contains("key 'pool': missing"), "\(refused.stderr)")
+        // A shard out of range is a usage error.
+        #expect(try CommandLineTests.run(["evaluate", "Datasets", "--shard", "4/3"]).status != 0)
+    }
+}
