@@ -22,7 +22,11 @@ struct Evaluate: ParsableCommand {
 
     @Argument(help: "A recording with truth lines (`-` reads standard input), or a folder of them (*.jsonl, searched recursively).",
               completion: .file(extensions: ["jsonl"]))
-    var recording: String
+    var recording: String?
+
+    @Option(help: ArgumentHelp("A file listing recordings, one path per line (blank lines and lines starting with # are skipped), evaluated as a folder is.", valueName: "FILE"),
+            completion: .file())
+    var paths: String?
 
     @Flag(help: "Print one JSON document instead of text (for a folder, with its mergeable `pool`).")
     var json = false
@@ -41,18 +45,21 @@ struct Evaluate: ParsableCommand {
     }
 
     func validate() throws {
+        guard (recording == nil) != (paths == nil) else { throw ValidationError("give a recording or folder, or --paths FILE (not both)") }
         if shard != nil, recording == "-" { throw ValidationError("--shard applies to a folder of recordings") }
     }
 
     func run() throws {
-        if recording == "-" { try runOne(); return }   // standard input: one recording
+        if let paths { try runFolder(files: try Self.readList(paths)); return }
+        guard let recording else { return }
+        if recording == "-" { try runOne(recording); return }   // standard input: one recording
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: recording, isDirectory: &isDirectory) else {
             throw CommandFailure(message: "\(recording): no such file or folder")
         }
-        if isDirectory.boolValue { try runFolder() } else if shard != nil {
+        if isDirectory.boolValue { try runFolder(files: Self.recordings(in: recording)) } else if shard != nil {
             throw CommandFailure(message: "\(recording): --shard applies to a folder of recordings")
-        } else { try runOne() }
+        } else { try runOne(recording) }
     }
 
     func evaluate(_ path: String) throws -> RecordingEvaluationReport {
@@ -61,7 +68,29 @@ struct Evaluate: ParsableCommand {
         }
     }
 
-    func runOne() throws {
+    /// Every `*.jsonl` under `folder`, in path order.
+    static func recordings(in folder: String) throws -> [String] {
+        var files: [String] = []
+        if let walker = FileManager.default.enumerator(at: URL(fileURLWithPath: folder), includingPropertiesForKeys: nil) {
+            for case let url as URL in walker where url.pathExtension == "jsonl" { files.append(url.path) }
+        }
+        guard !files.isEmpty else { throw CommandFailure(message: "\(folder): no .jsonl recordings") }
+        return files.sorted()
+    }
+
+    /// The recordings a `--paths` file lists, in its order.
+    static func readList(_ path: String) throws -> [String] {
+        let text: String
+        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
+            throw CommandFailure(message: "\(path): cannot read the list of recordings (not a UTF-8 text file, or missing)")
+        }
+        let files = text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+        guard !files.isEmpty else { throw CommandFailure(message: "\(path): the list names no recording") }
+        return files
+    }
+
+    func runOne(_ recording: String) throws {
         let report = try evaluate(recording)
         if json { print(try Self.encode(report)); return }
         print("recording \(report.recording)")
@@ -111,17 +140,14 @@ struct Evaluate: ParsableCommand {
         var pool: EvaluationPool
     }
 
-    func runFolder() throws {
-        let root = URL(fileURLWithPath: recording)
-        var files: [String] = []
-        if let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil) {
-            for case let url as URL in walker where url.pathExtension == "jsonl" { files.append(url.path) }
-        }
-        files.sort()
+    /// Evaluates `files` (a folder's, or a `--paths` list's) in parallel, or this run's shard
+    /// of them.
+    func runFolder(files all: [String]) throws {
+        var files = all
         if let shard { files = files.enumerated().filter { $0.offset % shard.count == shard.index - 1 }.map(\.element) }
         let paths = files
         guard !files.isEmpty else {
-            throw CommandFailure(message: "\(recording): no .jsonl recordings" + (shard.map { " in shard \($0.index)/\($0.count)" } ?? ""))
+            throw CommandFailure(message: "\(recording ?? self.paths ?? ""): no recording in shard \(shard.map { "\($0.index)/\($0.count)" } ?? "")")
         }
         let results = Mutex([Result<RecordingEvaluationReport, Error>?](repeating: nil, count: files.count))
         // Progress on standard error while it works (a terminal only), one step per recording.

@@ -81,6 +81,11 @@ struct FleetEvaluationTests {
         let refused = try CommandLineTests.run(["merge", shardFiles[0], bogus])
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("bogus.json") && refused.stderr.contains("key 'pool': missing"), "\(refused.stderr)")
+        // A list of recordings (a file of paths, comments and blank lines skipped) is a folder.
+        let list = try RecordingTests.temporaryFile("# nightly\nDatasets/coached-sweep.jsonl\n\nDatasets/two-tags.jsonl\n", name: "list.txt")
+        let listed = try CommandLineTests.run(["evaluate", "--paths", list, "--json"])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        #expect(try JSONDecoder().decode(Folder.self, from: Data(listed.stdout.utf8)).pool.recordings == 2)
         // A shard out of range is a usage error.
         #expect(try CommandLineTests.run(["evaluate", "Datasets", "--shard", "4/3"]).status != 0)
     }
