@@ -1,6 +1,7 @@
 import Foundation
 import NearbyFusion
 import NearbyFusionRecording
+import NearbyFusionSession
 import Testing
 
 /// The code of the DocC tutorials (NearbyFusion.docc), run: the calls are the articles',
@@ -34,5 +35,22 @@ struct DocumentationExampleTests {
         for verdict in verdicts {
             #expect(verdict.passed, "\(verdict.expectation.text): \(verdict.detail)")
         }
+    }
+
+    /// The README's event-stream loop ends at the convergence it waits for.
+    @Test func theSessionEventLoopEnds() async throws {
+        let session = NISession(source: try RecordingSource(path: Self.path("Datasets/coached-sweep.jsonl")))
+        let configuration = try NINearbyAccessoryConfiguration(data: NINearbyAccessoryConfiguration.data(forAccessory: "tag"))
+        configuration.isCameraAssistanceEnabled = true
+        session.run(configuration)
+        var converged = false
+        for await event in session.events {
+            if case .didUpdateAlgorithmConvergence(let convergence, _?) = event, case .converged = convergence.status {
+                converged = true
+                break
+            }
+        }
+        session.invalidate()
+        #expect(converged)
     }
 }
