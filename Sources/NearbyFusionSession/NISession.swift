@@ -152,8 +152,11 @@ public final class NISession: @unchecked Sendable {
     // Confined to `queue`.
     private var state = State.idle
     private var runConfiguration: NIConfiguration?
-    private var engine: FusionEngine?
-    private var handle: ObjectHandle?
+    /// The engine with the configured object, fed through the replay's own driver (one
+    /// dispatch of events to the engine for recordings, simulations and sessions alike).
+    private var driver: ReplayDriver?
+    /// The time of the last pose or update, seconds (for the events the source gives none).
+    private var lastEventTime = 0.0
     private var objectID: String?
     /// The object's token (the peer's, or the accessory's) and, for an accessory, its identifier.
     private var objectToken: NIDiscoveryToken?
@@ -258,9 +261,9 @@ public final class NISession: @unchecked Sendable {
         queue.sync {
             if let objectToken, let peer = runConfiguration as? NINearbyPeerConfiguration, peer.peerDiscoveryToken != objectToken { return }
             motionState = state
-            guard var engine, let handle else { return }
-            engine.updateMotionState(state, for: handle)
-            self.engine = engine
+            guard var driver, let objectID else { return }
+            _ = driver.apply(.motionState(objectID: objectID, timestamp: lastEventTime, state: state))
+            self.driver = driver
         }
     }
 
@@ -347,11 +350,13 @@ public final class NISession: @unchecked Sendable {
             return invalidateLocked(error: NIError(.invalidARConfiguration, problem))
         }
         let same = runConfiguration.map { $0.isEqual(new) } ?? false
-        if !same || engine == nil {
-            var e = FusionEngine(capabilities: capabilities, cameraAssistanceEnabled: new.isCameraAssistanceEnabled)
-            handle = e.register(objectID: id, kind: new is NINearbyPeerConfiguration ? .peer : .accessory, ranging: ranging)
-            if let handle { e.updateMotionState(motionState, for: handle) }
-            engine = e
+        if !same || driver == nil {
+            let header = RecordingHeader(deviceName: "session", capabilities: capabilities,
+                                         objects: [(id, new is NINearbyPeerConfiguration ? .peer : .accessory)],
+                                         rangingByObject: ranging == .uwb ? [:] : [id: ranging])
+            var d = ReplayDriver(header: header, cameraAssistance: new.isCameraAssistanceEnabled)
+            _ = d.apply(.motionState(objectID: id, timestamp: lastEventTime, state: motionState))
+            driver = d
             objectID = id
             self.objectToken = objectToken
             self.accessoryIdentifier = accessoryIdentifier
@@ -434,17 +439,19 @@ public final class NISession: @unchecked Sendable {
             return
         default: break
         }
-        guard state == .running, var engine, let handle, let objectID, let objectToken, let configuration = runConfiguration else { return }
-        defer { self.engine = engine }
+        guard state == .running, var driver, let objectID, let objectToken, let configuration = runConfiguration else { return }
+        defer { self.driver = driver }
         let cameraAssistance = configuration.isCameraAssistanceEnabled
         switch event {
         case .pose(let p):
-            if let change = engine.ingest(p), cameraAssistance {
+            lastEventTime = p.timestamp
+            if case .pose(_, let change?)? = driver.apply(.pose(p)), cameraAssistance {
                 emit(.didUpdateAlgorithmConvergence(NIAlgorithmConvergence(change.convergence), object: nil))
             }
         case .uwb(let id, let m):
             guard id == objectID else { return }
-            let estimate = engine.ingest(m, for: handle)
+            lastEventTime = m.timestamp
+            guard case .uwb(_, _, let estimate, _)? = driver.apply(.uwb(objectID: id, m)) else { return }
             let object = NINearbyObject(token: objectToken, accessory: accessoryIdentifier, estimate: estimate)
             emit(.didUpdate([object]))
             if cameraAssistance, let status = estimate.convergence?.status, status != lastObjectStatus {
@@ -453,7 +460,7 @@ public final class NISession: @unchecked Sendable {
             }
         case .removed(let id, let reason):
             guard id == objectID else { return }
-            engine.remove(objectID: id)
+            _ = driver.apply(.removed(objectID: id, timestamp: lastEventTime, reason: reason))
             emit(.didRemove([NINearbyObject(token: objectToken, accessory: accessoryIdentifier,
                                             estimate: NearbyObjectEstimate(timestamp: 0, objectID: id))], reason: reason))
         default: break
