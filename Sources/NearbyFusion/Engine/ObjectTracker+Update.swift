@@ -313,7 +313,7 @@ extension ObjectTracker {
                            measured: entry.angles, outlierProbability: o.outlierProbability, outlierSpan: o.angleOutlierSpan)
         }
         motion.updateModeProbabilities(hint: hint)
-        let published = motion.published(certainty: o.modeCertainty)
+        let published = motion.publishedPosition(certainty: o.modeCertainty)
         publishedVelocity = published.velocityInWorld
         mixture.reset(meanInWorld: published.positionInWorld, covariance: published.positionCovariance)
         return rangeAccepted

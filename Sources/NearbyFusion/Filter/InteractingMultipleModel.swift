@@ -76,6 +76,7 @@ public struct InteractingMultipleModel: Sendable, Hashable {
                                                       velocityPriorVariance: 1, movingProbability: 0)
 
     /// Both models are finite.
+    @inline(__always)
     public var isFinite: Bool { stationary.isFinite && moving.isFinite && movingProbability.isFinite }
 
     // MARK: Steps 1–3
@@ -198,5 +199,22 @@ public struct InteractingMultipleModel: Sendable, Hashable {
         if movingProbability >= certainty { return moving }
         if 1 - movingProbability >= certainty { return stationary }
         return combined
+    }
+
+    /// The position, its covariance and the velocity of ``published(certainty:)``, without
+    /// the cross and velocity covariances the engine does not publish (the same values: the
+    /// position block of step 6 is `Σ μⱼ (P_pp,j + (pⱼ − p)(pⱼ − p)ᵀ)`, computed as `mix` does).
+    @inline(__always)
+    public func publishedPosition(certainty: Double) -> (positionInWorld: Vector3, positionCovariance: Matrix3, velocityInWorld: Vector3) {
+        if movingProbability >= certainty { return (moving.positionInWorld, moving.positionCovariance, moving.velocityInWorld) }
+        let wb = movingProbability, wa = 1 - movingProbability
+        if wa >= certainty || wb <= 1e-12 { return (stationary.positionInWorld, stationary.positionCovariance, stationary.velocityInWorld) }
+        if wa <= 1e-12 { return (moving.positionInWorld, moving.positionCovariance, moving.velocityInWorld) }
+        let p = wa * stationary.positionInWorld + wb * moving.positionInWorld
+        let v = wa * stationary.velocityInWorld + wb * moving.velocityInWorld
+        let dpa = stationary.positionInWorld - p, dpb = moving.positionInWorld - p
+        let covariance = (wa * (stationary.positionCovariance + Matrix3.outer(dpa, dpa))
+                          + wb * (moving.positionCovariance + Matrix3.outer(dpb, dpb))).symmetrized
+        return (p, covariance, v)
     }
 }
