@@ -112,13 +112,10 @@ struct ReportData {
                     if let p = truth[k] {
                         s.trueHorizontalAngle = HorizontalAngle.angle(objectInWorld: p, devicePositionInWorld: d.positionInWorld, worldFromDevice: d.worldFromDevice)
                         s.trueDistance = (p - d.positionInWorld).length
-                        let dy = p.y - d.positionInWorld.y
-                        s.trueVertical = abs(dy) <= tolerance ? .same : (dy > 0 ? .above : .below)
+                        s.trueVertical = RecordingEvaluation.trueVerticalCategory(heightDifference: p.y - d.positionInWorld.y,
+                                                                                   levelTolerance: tolerance)
                     }
-                    if let dir = m.directionInDevice {
-                        s.rawHorizontalAngle = HorizontalAngle.angle(objectInWorld: d.positionInWorld + d.worldFromDevice.rotate(dir),
-                                                                     devicePositionInWorld: d.positionInWorld, worldFromDevice: d.worldFromDevice)
-                    }
+                    s.rawHorizontalAngle = m.directionInDevice.flatMap { RecordingEvaluation.rawHorizontalAngle(directionInDevice: $0, pose: d) }
                     if let mm = moments {
                         let v = mm.meanInWorld - d.positionInWorld
                         let rho2 = v.x * v.x + v.z * v.z

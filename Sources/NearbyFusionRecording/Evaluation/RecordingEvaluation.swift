@@ -103,6 +103,19 @@ public enum RecordingEvaluation {
         return variance >= 0 ? variance.squareRoot() / dh : nil
     }
 
+    /// The truth's vertical category for a height difference `Δy` (object − device, metres):
+    /// `same` within ±τ, else `above` or `below`.
+    public static func trueVerticalCategory(heightDifference dy: Double, levelTolerance tau: Double) -> VerticalDirectionEstimate {
+        abs(dy) <= tau ? .same : (dy > 0 ? .above : .below)
+    }
+
+    /// The horizontal angle the radio's own direction gives (the baseline without camera
+    /// assistance), radians; `nil` for a direction straight up or down.
+    public static func rawHorizontalAngle(directionInDevice d: Vector3, pose: DevicePose) -> Double? {
+        HorizontalAngle.angle(objectInWorld: pose.positionInWorld + pose.worldFromDevice.rotate(d),
+                              devicePositionInWorld: pose.positionInWorld, worldFromDevice: pose.worldFromDevice)
+    }
+
     public static func evaluate(path: String, options: FusionOptions = FusionOptions()) throws -> RecordingEvaluationReport {
         var header: RecordingHeader!
         var scorers: [ObjectScorer] = []   // per object, in header order
@@ -227,7 +240,7 @@ struct ObjectScorer {
         }
         if let w = e.worldTransform { evaluation.positionErrors.append((w.translation - p).scaledLength) }
         let dy = p.y - device.positionInWorld.y
-        let truthCategory = abs(dy) <= options.levelTolerance ? "same" : (dy > 0 ? "above" : "below")
+        let truthCategory = RecordingEvaluation.trueVerticalCategory(heightDifference: dy, levelTolerance: options.levelTolerance).rawValue
         evaluation.verticalConfusion[truthCategory]![e.verticalDirectionEstimate?.rawValue ?? "null"]! += 1
         if converged {
             evaluation.convergedCount += 1
@@ -264,9 +277,7 @@ struct ObjectScorer {
                 fisher += (1 / (options.elevationStandardDeviation * options.elevationStandardDeviation)) * Matrix3.outer(h.row1, h.row1)
             }
             // Baseline: the raw direction as a horizontal angle.
-            if let raw = HorizontalAngle.angle(objectInWorld: device.positionInWorld + device.worldFromDevice.rotate(d),
-                                               devicePositionInWorld: device.positionInWorld, worldFromDevice: device.worldFromDevice),
-               let trueAngle {
+            if let raw = RecordingEvaluation.rawHorizontalAngle(directionInDevice: d, pose: device), let trueAngle {
                 evaluation.rawAngleErrors.append(abs(Angle.degrees(radians: Angle.wrapped(raw - trueAngle))))
             }
         }
