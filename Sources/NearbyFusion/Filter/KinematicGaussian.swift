@@ -118,11 +118,17 @@ public struct KinematicGaussian: Sendable, Hashable {
         // (2)
         if d2 > gate { return UpdateOutcome(normalizedInnovationSquared: d2, normaliser: normaliser, accepted: false) }
         // (3)
-        let kp = a / s, kv = b / s
+        let kp = a / s
         positionInWorld += kp * nu
-        velocityInWorld += kv * nu
         // (4)
         positionCovariance = Matrix3.symmetricJosephBlock(positionCovariance, k: kp, a: a, s: s)
+        // Uncorrelated velocity (`P_pv = 0`, the stationary model after each prediction):
+        // `b = 0`, so `k_v = 0` and the velocity and its blocks are left exactly as they are.
+        guard b != .zero else {
+            return UpdateOutcome(normalizedInnovationSquared: d2, normaliser: normaliser, accepted: true)
+        }
+        let kv = b / s
+        velocityInWorld += kv * nu
         crossCovariance = Matrix3.josephBlock(crossCovariance, k: kp, b: b, a: a, l: kv, s: s)
         velocityCovariance = Matrix3.symmetricJosephBlock(velocityCovariance, k: kv, a: b, s: s)
         return UpdateOutcome(normalizedInnovationSquared: d2, normaliser: normaliser, accepted: true)
