@@ -80,6 +80,7 @@ struct Evaluate: ParsableCommand {
 
     /// The recordings a `--paths` file lists, in its order.
     static func readList(_ path: String) throws -> [String] {
+        try InputFile.requireRegular(path, what: "a list of recordings")
         let text: String
         do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
             throw CommandFailure(message: "\(path): cannot read the list of recordings (not a UTF-8 text file, or missing)")

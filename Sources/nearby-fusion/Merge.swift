@@ -21,6 +21,7 @@ struct Merge: ParsableCommand {
     var json = false
 
     struct Document: Decodable { var pool: EvaluationPool }
+    struct VersionProbe: Decodable { struct Pool: Decodable { var version: Int }; var pool: Pool }
     struct Output: Encodable { var shards: Int; var pool: EvaluationPool; var total: ObjectEvaluation }
 
     func validate() throws {
@@ -30,18 +31,21 @@ struct Merge: ParsableCommand {
     func run() throws {
         var pool = EvaluationPool()
         for path in shards {
+            if path != "-" { try InputFile.requireRegular(path, what: "a shard document") }
             let data: Data
             do {
                 data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: path))
             } catch {
-                throw CommandFailure(message: "\(path): cannot read (\((error as NSError).localizedDescription))")
+                throw CommandFailure(message: "\(path): cannot read the file (missing, or no permission)")
+            }
+            // The version first, so that a newer layout is named as such rather than as a
+            // missing key.
+            if let probe = try? JSONDecoder().decode(VersionProbe.self, from: data), probe.pool.version != 1 {
+                throw CommandFailure(message: "\(path): key 'pool.version': unsupported version \(probe.pool.version) (this merge reads 1)")
             }
             let document: Document
             do { document = try JSONDecoder().decode(Document.self, from: data) } catch let error as DecodingError {
                 throw CommandFailure(message: "\(path): not a shard of `evaluate FOLDER --json`: \(Self.describe(error))")
-            }
-            guard document.pool.version == 1 else {
-                throw CommandFailure(message: "\(path): key 'pool.version': unsupported version \(document.pool.version) (this merge reads 1)")
             }
             pool.merge(document.pool)
         }

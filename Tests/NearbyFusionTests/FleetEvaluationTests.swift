@@ -81,6 +81,15 @@ struct FleetEvaluationTests {
         let refused = try CommandLineTests.run(["merge", shardFiles[0], bogus])
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("bogus.json") && refused.stderr.contains("key 'pool': missing"), "\(refused.stderr)")
+        // A newer layout is named as such; a folder is not a shard.
+        let newer = try RecordingTests.temporaryFile("{\"pool\":{\"version\":2}}\n", name: "newer.json")
+        let refusedNewer = try CommandLineTests.run(["merge", newer])
+        #expect(refusedNewer.status == 1 && refusedNewer.stderr.contains("unsupported version 2"), "\(refusedNewer.stderr)")
+        let folder = try CommandLineTests.run(["merge", "Datasets"])
+        #expect(folder.status == 1 && folder.stderr.contains("a folder, not a shard document"), "\(folder.stderr)")
+        // A device is never read (it would be read for ever).
+        #expect(try CommandLineTests.run(["merge", "/dev/zero"]).stderr.contains("not a regular file"))
+        #expect(try CommandLineTests.run(["evaluate", "--paths", "/dev/zero"]).stderr.contains("not a regular file"))
         // A list of recordings (a file of paths, comments and blank lines skipped) is a folder.
         let list = try RecordingTests.temporaryFile("# nightly\nDatasets/coached-sweep.jsonl\n\nDatasets/two-tags.jsonl\n", name: "list.txt")
         let listed = try CommandLineTests.run(["evaluate", "--paths", list, "--json"])
