@@ -196,9 +196,23 @@ public struct InteractingMultipleModel: Sendable, Hashable {
     /// otherwise the combined estimate (step 6), whose covariance carries the spread
     /// between the modes.
     public func published(certainty: Double) -> KinematicGaussian {
-        if movingProbability >= certainty { return moving }
-        if 1 - movingProbability >= certainty { return stationary }
-        return combined
+        switch certainMode(certainty) {
+        case .moving?: return moving
+        case .stationary?: return stationary
+        case nil: return combined
+        }
+    }
+
+    /// The two motion models.
+    enum Mode { case stationary, moving }
+
+    /// The model published alone: the one whose probability is at least `certainty` (the
+    /// moving one first), or `nil` for the combined estimate.
+    @inline(__always)
+    func certainMode(_ certainty: Double) -> Mode? {
+        if movingProbability >= certainty { return .moving }
+        if 1 - movingProbability >= certainty { return .stationary }
+        return nil
     }
 
     /// The position, its covariance and the velocity of ``published(certainty:)``, without
@@ -206,10 +220,14 @@ public struct InteractingMultipleModel: Sendable, Hashable {
     /// position block of step 6 is `Σ μⱼ (P_pp,j + (pⱼ − p)(pⱼ − p)ᵀ)`, computed as `mix` does).
     @inline(__always)
     public func publishedPosition(certainty: Double) -> (positionInWorld: Vector3, positionCovariance: Matrix3, velocityInWorld: Vector3) {
-        if movingProbability >= certainty { return (moving.positionInWorld, moving.positionCovariance, moving.velocityInWorld) }
+        switch certainMode(certainty) {
+        case .moving?: return (moving.positionInWorld, moving.positionCovariance, moving.velocityInWorld)
+        case .stationary?: return (stationary.positionInWorld, stationary.positionCovariance, stationary.velocityInWorld)
+        case nil: break
+        }
+        // Neither mode is certain, so both weights exceed 1 − certainty: none of `mix`'s
+        // negligible-weight shortcuts applies.
         let wb = movingProbability, wa = 1 - movingProbability
-        if wa >= certainty || wb <= 1e-12 { return (stationary.positionInWorld, stationary.positionCovariance, stationary.velocityInWorld) }
-        if wa <= 1e-12 { return (moving.positionInWorld, moving.positionCovariance, moving.velocityInWorld) }
         let p = wa * stationary.positionInWorld + wb * moving.positionInWorld
         let v = wa * stationary.velocityInWorld + wb * moving.velocityInWorld
         let dpa = stationary.positionInWorld - p, dpb = moving.positionInWorld - p
