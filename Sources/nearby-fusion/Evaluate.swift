@@ -35,8 +35,9 @@ struct Evaluate: ParsableCommand {
     var shard: Shard?
 
     /// `K/N`: shard K (1…N) of N.
-    struct Shard: ExpressibleByArgument, Sendable {
+    struct Shard: ExpressibleByArgument, Sendable, CustomStringConvertible {
         var index: Int, count: Int
+        var description: String { "\(index)/\(count)" }
         init?(argument: String) {
             let parts = argument.split(separator: "/", omittingEmptySubsequences: false)
             guard parts.count == 2, let k = Int(parts[0]), let n = Int(parts[1]), n >= 1, (1...n).contains(k) else { return nil }
@@ -148,7 +149,7 @@ struct Evaluate: ParsableCommand {
         if let shard { files = files.enumerated().filter { $0.offset % shard.count == shard.index - 1 }.map(\.element) }
         let paths = files
         guard !files.isEmpty else {
-            throw CommandFailure(message: "\(recording ?? self.paths ?? ""): no recording in shard \(shard.map { "\($0.index)/\($0.count)" } ?? "")")
+            throw CommandFailure(message: "\(recording ?? self.paths ?? ""): no recording in shard \(shard?.description ?? "")")
         }
         let results = Mutex([Result<RecordingEvaluationReport, Error>?](repeating: nil, count: files.count))
         // Progress on standard error while it works (a terminal only), one step per recording.
@@ -180,7 +181,7 @@ struct Evaluate: ParsableCommand {
         if json {
             let pool = EvaluationPool(reports, skipped: skipped.count, failed: failed.count)
             print(try Self.encode(FolderReport(recordings: reports, skipped: skipped, failed: failed, total: total,
-                                               shard: shard.map { "\($0.index)/\($0.count)" }, pool: pool)))
+                                               shard: shard?.description, pool: pool)))
             try Self.failIfAny(failed, of: files.count)
             return
         }

@@ -84,18 +84,12 @@ public struct EvaluationPool: Codable, Sendable, Equatable {
         var t = ObjectEvaluation(object: name, updates: updates, availability: [:], verticalConfusion: verticalConfusion)
         let n = Double(Swift.max(updates, 1))
         t.availability = published.mapValues { Double($0) / n }
-        t.horizontalAngleErrorDegrees = angleErrors.statistics
-        t.positionErrorMetres = positionErrors.statistics
-        t.falseConvergedRate = convergedCount > 0 ? Double(falseConvergedCount) / Double(convergedCount) : nil
-        t.meanNEES = nees.statistics?.mean
-        t.crlbPositionMetres = crlb.statistics?.median
-        if let rmse = convergedErrors.statistics?.rmse, let bound = crlb.statistics?.rmse, bound > 0, (rmse / bound).isFinite {
-            t.rmseOverCRLB = rmse / bound
-        }
-        t.convergedShareAfterFirst = updatesAfterFirst > 0 ? Double(convergedAfterFirst) / Double(updatesAfterFirst) : nil
-        t.statusChangesPerMinute = secondsAfterFirst > 0 ? Double(statusChanges) / (secondsAfterFirst / 60) : nil
-        t.rawDirectionAvailability = updates > 0 ? Double(rawDirectionCount) / Double(updates) : nil
-        t.rawHorizontalAngleErrorDegrees = rawAngleErrors.statistics
+        t.convergedCount = convergedCount; t.falseConvergedCount = falseConvergedCount
+        t.updatesAfterFirst = updatesAfterFirst; t.convergedAfterFirst = convergedAfterFirst
+        t.statusChanges = statusChanges; t.secondsAfterFirst = secondsAfterFirst
+        t.rawDirectionCount = rawDirectionCount
+        t.finish(angle: angleErrors.statistics, position: positionErrors.statistics, nees: nees.statistics, crlb: crlb.statistics,
+                 convergedErrors: convergedErrors.statistics, raw: rawAngleErrors.statistics)
         t.timeToConvergenceSeconds = timesToConvergence.statistics?.median
         t.boundAllowsAngleAfterSeconds = boundTimes.statistics?.median
         t.convergenceLagSeconds = worstLag

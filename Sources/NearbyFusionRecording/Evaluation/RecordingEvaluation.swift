@@ -296,19 +296,27 @@ struct ObjectScorer {
 
 extension ObjectEvaluation {
     mutating func finish() {
-        horizontalAngleErrorDegrees = ErrorStatistics(angleErrors)
-        positionErrorMetres = ErrorStatistics(positionErrors)
+        finish(angle: ErrorStatistics(angleErrors), position: ErrorStatistics(positionErrors), nees: ErrorStatistics(neesValues),
+               crlb: ErrorStatistics(crlbValues), convergedErrors: ErrorStatistics(convergedErrors), raw: ErrorStatistics(rawAngleErrors))
+    }
+
+    /// The published figures from the statistics of each error series (exact, or from a
+    /// fleet's sketches: ``EvaluationPool/total(name:)``) and the counters.
+    mutating func finish(angle: ErrorStatistics?, position: ErrorStatistics?, nees: ErrorStatistics?, crlb: ErrorStatistics?,
+                         convergedErrors: ErrorStatistics?, raw: ErrorStatistics?) {
+        horizontalAngleErrorDegrees = angle
+        positionErrorMetres = position
         falseConvergedRate = convergedCount > 0 ? Double(falseConvergedCount) / Double(convergedCount) : nil
         // Every figure is finite or absent (`null` in JSON, `—` in tables).
-        meanNEES = ErrorStatistics(neesValues)?.mean
-        crlbPositionMetres = ErrorStatistics(crlbValues)?.median
-        if let rmse = ErrorStatistics(convergedErrors)?.rmse, let rmsBound = ErrorStatistics(crlbValues)?.rmse, rmsBound > 0 {
+        meanNEES = nees?.mean
+        crlbPositionMetres = crlb?.median
+        if let rmse = convergedErrors?.rmse, let rmsBound = crlb?.rmse, rmsBound > 0 {
             let ratio = rmse / rmsBound
             rmseOverCRLB = ratio.isFinite ? ratio : nil
         }
         convergedShareAfterFirst = updatesAfterFirst > 0 ? Double(convergedAfterFirst) / Double(updatesAfterFirst) : nil
         statusChangesPerMinute = secondsAfterFirst > 0 ? Double(statusChanges) / (secondsAfterFirst / 60) : nil
         rawDirectionAvailability = updates > 0 ? Double(rawDirectionCount) / Double(updates) : nil
-        rawHorizontalAngleErrorDegrees = ErrorStatistics(rawAngleErrors)
+        rawHorizontalAngleErrorDegrees = raw
     }
 }
