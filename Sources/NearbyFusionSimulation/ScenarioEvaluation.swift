@@ -16,7 +16,8 @@ public struct EvaluatedUpdate: Sendable {
     /// The object's true velocity, m/s, world frame.
     public var trueVelocity: Vector3
     /// The Cramér–Rao bound on the horizontal bearing from every range and direction so far
-    /// at the simulator's own noise, evaluated at the truth (a static object), radians:
+    /// at the simulator's own noise (for Channel Sounding its jitter and multipath,
+    /// ``ChannelSoundingModel/rangeFisherInformation``), evaluated at the truth (a static object), radians:
     /// `√(gᵀ J⁻¹ g)`, `J = Σ Hᵀ R⁻¹ H`, `g = ∂ψ/∂p`; `nil` while `J` is singular.
     public var bearingBound: Double?
     /// From the true device position to the true object, metres, world frame.
@@ -49,8 +50,10 @@ public struct ScenarioRun: Sendable {
         var lastPose: DevicePose?
         var poseIndex = -1
         var fisher = Matrix3.zero
-        let rangeSigma = object.ranging == .bluetoothChannelSounding ? scenario.channelSounding.rangeStandardDeviation
-            : scenario.radio.rangeStandardDeviation
+        // One range's information at the simulator's own noise (Channel Sounding: jitter and
+        // multipath, ``ChannelSoundingModel/rangeFisherInformation``).
+        let rangeInformation = object.ranging == .bluetoothChannelSounding ? scenario.channelSounding.rangeFisherInformation
+            : 1 / (scenario.radio.rangeStandardDeviation * scenario.radio.rangeStandardDeviation)
         for e in events {
             switch driver.apply(e) {
             case .pose(let p, let change)?:
@@ -67,7 +70,7 @@ public struct ScenarioRun: Sendable {
                 let toObject = truth - device.positionInWorld
                 if let r = m.distance, r > 0 {
                     let u = toObject.normalized
-                    fisher += (1 / (rangeSigma * rangeSigma)) * Matrix3.outer(u, u)
+                    fisher += rangeInformation * Matrix3.outer(u, u)
                 }
                 if m.directionInDevice != nil {
                     let h = DirectionModel(antennaInWorld: device.positionInWorld, worldFromDevice: device.worldFromDevice,

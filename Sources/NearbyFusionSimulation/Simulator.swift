@@ -83,6 +83,21 @@ public struct ChannelSoundingModel: Sendable, Hashable {
     public var trafficLossRange: ClosedRange<Double> = 0...0.5
     public var trafficPeriod: Double = 3
     public init() {}
+
+    /// The density of this model's range error (jitter, plus the multipath excess in a
+    /// `multipathProbability` share of ranges), as the engine writes one.
+    public var rangeErrorDensity: RangeErrorDensity {
+        RangeErrorDensity(outlierProbability: 0, outlierSpan: 1, excessProbability: multipathProbability,
+                          excessRange: multipathExcessRange)
+    }
+
+    /// The Fisher information one of these ranges carries, m⁻²: with the defaults 0.73/σ²,
+    /// so the Cramér–Rao bound is 1.17× the one of the jitter alone (which no estimator can
+    /// reach: a multipath range tells less). Bursts make neighbouring ranges share their
+    /// excess; the bound treats them as independent, so it stays optimistic.
+    public var rangeFisherInformation: Double {
+        rangeErrorDensity.fisherInformation(variance: rangeStandardDeviation * rangeStandardDeviation)
+    }
 }
 
 /// The UWB radio's sensing model.

@@ -141,4 +141,56 @@ struct ChannelSoundingTests {
         let first = engine.ingest(UWBMeasurement(timestamp: 0.1, distance: 3, directionInDevice: Vector3(0, 0, -1)), for: tag)
         #expect(first.direction == nil, "a Channel Sounding update never publishes a radio direction")
     }
+
+    // MARK: The range error density (multipath is one-sided)
+
+    @Test func theRangeErrorDensityIsADensityAndItsInformationIsRight() {
+        let sigma = 0.35, v = sigma * sigma
+        // A pure Gaussian carries exactly 1/σ² (UWB's bound is unchanged).
+        #expect(RangeErrorDensity(outlierProbability: 0, outlierSpan: 1, excessProbability: 0, excessRange: 0...0)
+            .fisherInformation(variance: v) == 1 / v)
+        // The simulator's Channel Sounding noise (15 % of ranges long by U(0.2, 1.5) m): computed
+        // independently (numpy, analytic p′ over a fine grid) 0.7264/σ².
+        let simulated = ChannelSoundingModel().rangeErrorDensity
+        let information = simulated.fisherInformation(variance: v) * v
+        #expect(abs(information - 0.7264) < 0.002, "\(information)")
+        // It integrates to 1 (no outlier term, so no mass outside the grid).
+        var mass = 0.0
+        let h = 0.001
+        for k in 0...8000 { mass += simulated.density(-2 + Double(k) * h, variance: v) * h }
+        #expect(abs(mass - 1) < 1e-3, "\(mass)")
+        // Far right of the plateau it is tiny but positive and decreasing (no 1 − 1 cancellation,
+        // which made the information of the first version 9× too large).
+        let tail = [3.5, 4.0, 4.5].map { simulated.notInlier($0, variance: v) }
+        #expect(tail.allSatisfy { $0 > 0 } && tail[0] > tail[1] && tail[1] > tail[2], "\(tail)")
+        // One-sided: a range 1.5 m long is likely multipath; one 1.5 m short is not.
+        let engine = FusionOptions().forRanging(.bluetoothChannelSounding).rangeErrorDensity
+        #expect(engine.density(1.5, variance: v) > 5 * engine.density(-1.5, variance: v))
+    }
+
+    @Test func longMultipathRangesPullTheBatchLessThanASymmetricModelWould() throws {
+        // A device sweeping sideways 4 m from a tag; one range in six 1 m long. The
+        // one-sided model explains them as multipath; the symmetric one (η = 0, the same gross
+        // outlier rate) is pulled outwards by them.
+        let tag = Vector3(0, 1.4, -4)
+        func solve(multipath eta: Double) -> Double {
+            var o = FusionOptions().forRanging(.bluetoothChannelSounding)
+            o.rangeMultipathProbability = eta
+            var window = MeasurementWindow(capacity: 128)
+            for k in 0..<60 {
+                let x = 0.5 * sin(Double(k) * 0.2), y = 1.4 + 0.3 * sin(Double(k) * 0.13)
+                let pose = DevicePose(timestamp: Double(k) * 0.2, positionInWorld: Vector3(x, y, 0), worldFromDevice: .identity)
+                let r = (tag - pose.positionInWorld).length + (k % 6 == 0 ? 1.0 : 0)
+                window.append(WindowEntry(range: r, direction: nil, pose: pose, antennaInWorld: pose.positionInWorld,
+                                          capabilities: .phone, options: o))
+            }
+            var mixture = PositionMixture(capacity: 4)
+            mixture.reset(meanInWorld: Vector3(0, 1.4, -4.3), covariance: Matrix3.scaledIdentity(0.25))
+            BatchRefinement.refine(&mixture, window: window, options: o)
+            return (mixture.hypotheses[0].meanInWorld - tag).length
+        }
+        let oneSided = solve(multipath: 0.2), symmetric = solve(multipath: 0)
+        #expect(oneSided < 0.1, "\(oneSided)")
+        #expect(oneSided < 0.5 * symmetric, "one-sided \(oneSided) m, symmetric \(symmetric) m")
+    }
 }

@@ -30,6 +30,7 @@ public enum BatchRefinement {
         let azVariance, elVariance: Double
         let logInlier: Double
         let rangeOutlierDensity, angleOutlierDensity: Double
+        let rangeDensity: RangeErrorDensity
         let eps: Double
         let options: FusionOptions
 
@@ -40,6 +41,7 @@ public enum BatchRefinement {
             logInlier = log(1 - o.outlierProbability)
             rangeOutlierDensity = o.outlierProbability / o.rangeOutlierSpan
             angleOutlierDensity = o.outlierProbability / o.angleOutlierSpan
+            rangeDensity = o.rangeErrorDensity
             options = o
         }
     }
@@ -55,6 +57,19 @@ public enum BatchRefinement {
         a += w * Matrix3.outer(g, g)
         b += (w * e) * g
         return c * log(inlier + outlierDensity)
+    }
+
+    /// The same for a range residual under ``RangeErrorDensity`` (whose non-line-of-sight
+    /// part depends on `e` when it has a multipath term): `π = (1 − ε − η) N / p(e)`.
+    @inline(__always)
+    static func accumulateRange(_ e: Double, variance v: Double, gradient g: Vector3, multiplicity c: Double,
+                                density: RangeErrorDensity, a: inout Matrix3, b: inout Vector3) -> Double {
+        let inlier = density.inlier(e, variance: v)
+        let total = inlier + density.notInlier(e, variance: v)
+        let w = c * (inlier / total) / v
+        a += w * Matrix3.outer(g, g)
+        b += (w * e) * g
+        return c * log(total)
     }
 
     /// Normal equations and robust log-likelihood of the window at `x`.
@@ -79,8 +94,8 @@ public enum BatchRefinement {
                 let model = o.nominalRangeModel(from: e.antennaInWorld)
                 let (r, g) = model.linearised(at: x)
                 if r > 1e-6 {
-                    logLikelihood += accumulate(model.residual(e.rangeMetres, r), variance: model.variance, gradient: g, multiplicity: c,
-                                                outlierDensity: k.rangeOutlierDensity, logInlier: k.logInlier, a: &a, b: &b)
+                    logLikelihood += accumulateRange(model.residual(e.rangeMetres, r), variance: model.variance, gradient: g,
+                                                     multiplicity: c, density: k.rangeDensity, a: &a, b: &b)
                 }
             }
             switch e.direction {

@@ -38,6 +38,12 @@ public struct FusionOptions: Sendable, Hashable {
     public var outlierProbability: Double = 0.2
     /// Span of the uniform outlier density for ranges, metres.
     public var rangeOutlierSpan: Double = 10
+    /// `η`, the probability that a range is long by an unresolved multipath excess
+    /// `U(0, L)` (the one-sided term of ``RangeErrorDensity``), and `L`, metres. 0 for UWB,
+    /// whose 500 MHz resolves reflections 30 cm behind the direct path (its rarer
+    /// non-line-of-sight ranges are the gross outliers above); Channel Sounding sets both.
+    public var rangeMultipathProbability: Double = 0
+    public var rangeMultipathMaximumExcess: Double = 0
     /// Span of the uniform outlier density for each direction angle, radians.
     public var angleOutlierSpan: Double = .pi
     /// Consecutive rejected ranges after which the estimate is re-initialised from the
@@ -170,11 +176,17 @@ public struct FusionOptions: Sendable, Hashable {
     /// Ulsamer, Mazur and Knauth, "Study of BLE6 Ranging Performance in a Utility
     /// Basement", CEUR-WS Vol-4047 (2025), which measures IFFT/slope/RTT estimators on BLE6
     /// hardware in open ground and under strong multipath.
-    public var channelSoundingRangeStandardDeviation: Double = 0.4
+    public var channelSoundingRangeStandardDeviation: Double = 0.38
     /// Outlier probability of a Channel Sounding range: 80 MHz resolves paths only ~1.9 m
     /// (`c / 2B`) apart, so a reflected path close behind the direct one biases the range
     /// long, often for several procedures in a row.
-    public var channelSoundingOutlierProbability: Double = 0.25
+    public var channelSoundingOutlierProbability: Double = 0.1
+    /// Multipath of a Channel Sounding range (``RangeErrorDensity``'s one-sided term): the
+    /// probability `η` that a reflected path close behind the direct one makes the range
+    /// long, and the largest such excess `L`, metres — about the radio's path resolution
+    /// `c / 2B` ≈ 1.9 m at 80 MHz (a path further behind is resolved, or is a gross outlier).
+    public var channelSoundingMultipathProbability: Double = 0.2
+    public var channelSoundingMultipathMaximumExcess: Double = 2.5
     /// Seconds without a range before the signal counts as insufficient, for Channel
     /// Sounding (2–5 procedures per second, fewer under Wi-Fi or Bluetooth traffic, some
     /// failing).
@@ -205,6 +217,8 @@ public struct FusionOptions: Sendable, Hashable {
         var o = self
         o.rangeStandardDeviation = channelSoundingRangeStandardDeviation
         o.outlierProbability = channelSoundingOutlierProbability
+        o.rangeMultipathProbability = channelSoundingMultipathProbability
+        o.rangeMultipathMaximumExcess = channelSoundingMultipathMaximumExcess
         o.missingDirectionLikelihood = 1
         o.signalTimeout = channelSoundingSignalTimeout
         o.horizontalAngleThreshold = channelSoundingAngleThreshold
@@ -218,8 +232,24 @@ public struct FusionOptions: Sendable, Hashable {
 }
 
 extension FusionOptions {
+    /// The robust density of a range residual (``RangeErrorDensity``) with these options'
+    /// outlier and multipath probabilities (excess `U(0, L)`).
+    @inlinable public var rangeErrorDensity: RangeErrorDensity {
+        RangeErrorDensity(outlierProbability: outlierProbability, outlierSpan: rangeOutlierSpan,
+                          excessProbability: rangeMultipathProbability, excessRange: 0...max(rangeMultipathMaximumExcess, 0))
+    }
+
     /// The range model from `antennaInWorld` with these options' noise and gate: the one
     /// every estimator step (batch solver, acquisition gate, IMM) uses.
+    /// The information one range carries, m⁻², under the radio's noise model: jitter and
+    /// multipath, without the gross-outlier insurance (``RangeErrorDensity/fisherInformation(variance:)``;
+    /// `1/σ_r²` for UWB). The evaluation's Cramér–Rao bound reads it.
+    public var rangeFisherInformation: Double {
+        RangeErrorDensity(outlierProbability: 0, outlierSpan: 1, excessProbability: rangeMultipathProbability,
+                          excessRange: 0...max(rangeMultipathMaximumExcess, 0))
+            .fisherInformation(variance: rangeStandardDeviation * rangeStandardDeviation)
+    }
+
     /// The range model with the nominal noise `σ_r` alone: the batch acquisition's (see
     /// ``BatchRefinement``, which explains why it does not use `σ(z)`).
     @inlinable public func nominalRangeModel(from antennaInWorld: Vector3) -> RangeModel {

@@ -191,6 +191,9 @@ struct ObjectScorer {
     var truth: Vector3?
     /// Fisher information of every range and direction so far, at the truth.
     var fisher = Matrix3.zero
+    /// The information of one of this object's ranges, m⁻² (``FusionOptions/rangeFisherInformation``,
+    /// computed at its first range).
+    var rangeInformation: Double?
 
     init(object: String) {
         var confusion: [String: [String: Int]] = [:]
@@ -256,15 +259,18 @@ struct ObjectScorer {
     }
 
     /// Adds this update's Fisher information at the truth, `J += Hᵀ R⁻¹ H` (range with the
-    /// radio's own noise — Channel Sounding's is ~7× UWB's — azimuth, and elevation where
-    /// measured), and scores the raw direction as a horizontal angle (the baseline without
+    /// radio's own noise model — Channel Sounding's jitter is ~6× UWB's and some of its ranges
+    /// are multipath, so each carries `I < 1/σ²`: ``FusionOptions/rangeFisherInformation`` —
+    /// azimuth, and elevation where measured), and scores the raw direction as a horizontal angle (the baseline without
     /// camera assistance).
     private mutating func accumulateInformation(_ m: UWBMeasurement, truth p: Vector3, device: DevicePose, trueAngle: Double?,
                                                 header: RecordingHeader, options: FusionOptions) {
-        let rangeSigma = options.forRanging(header.ranging(of: evaluation.object)).rangeStandardDeviation
         if let r = m.distance, r > 0, header.capabilities.supportsPreciseDistanceMeasurement {
-            let u = RangeModel(antennaInWorld: device.positionInWorld, standardDeviation: rangeSigma, gate: 0).jacobian(p)
-            fisher += (1 / (rangeSigma * rangeSigma)) * Matrix3.outer(u, u)
+            if rangeInformation == nil {
+                rangeInformation = options.forRanging(header.ranging(of: evaluation.object)).rangeFisherInformation
+            }
+            let u = (p - device.positionInWorld).normalized
+            fisher += rangeInformation! * Matrix3.outer(u, u)
         }
         if let d = m.directionInDevice, header.capabilities.supportsDirectionMeasurement {
             evaluation.rawDirectionCount += 1

@@ -1,0 +1,93 @@
+import Foundation
+
+/// The robust density of a range residual `e = z − ‖p − a‖` (metres) whose Gaussian part
+/// has variance `v` (m²): the one error model every estimator step (batch solver, IMM)
+/// gives a range, and the one the evaluation's Cramér–Rao bound reads.
+///
+/// `p(e) = (1 − ε − η) N(e; 0, v) + η q(e) + ε/span`, three explanations of a range:
+/// - **line of sight** with the radio's jitter, `N(e; 0, v)`;
+/// - **multipath excess** (probability `η`): a reflected path close behind the direct one
+///   that the radio cannot separate makes the range *long* by `b ~ U(b₀, b₁)`; with the
+///   jitter on top, `q(e) = ∫ N(e − b; 0, v) db / (b₁ − b₀)
+///   = [Φ((e − b₀)/√v) − Φ((e − b₁)/√v)] / (b₁ − b₀)`, flat between `b₀` and `b₁` and
+///   falling off within a few `√v` outside. It is one-sided: a range too short by a metre
+///   is not multipath, so it cannot hide behind this term;
+/// - **gross outlier** (probability `ε`): uniform over `span`, so that no single range can
+///   wipe out a hypothesis.
+///
+/// With `η = 0` this is the symmetric model the UWB radio uses (`(1 − ε) N + ε/span`);
+/// Channel Sounding sets `η` (``FusionOptions/channelSoundingMultipathProbability``), and
+/// the simulator describes its own Channel Sounding noise with the same type.
+public struct RangeErrorDensity: Sendable, Hashable {
+    /// `log(1 − ε − η)`.
+    public let logInlierProbability: Double
+    /// `η / (b₁ − b₀)`, m⁻¹ (0 without a multipath term).
+    public let excessDensity: Double
+    /// `b₀`, `b₁`, metres.
+    public let excessMinimum: Double, excessMaximum: Double
+    /// `ε / span`, m⁻¹.
+    public let outlierDensity: Double
+
+    @inlinable
+    public init(outlierProbability eps: Double, outlierSpan: Double, excessProbability eta: Double,
+                excessRange: ClosedRange<Double>) {
+        logInlierProbability = log(1 - eps - eta)
+        let width = excessRange.upperBound - excessRange.lowerBound
+        excessDensity = eta > 0 && width > 0 ? eta / width : 0
+        excessMinimum = excessRange.lowerBound
+        excessMaximum = excessRange.upperBound
+        outlierDensity = eps / outlierSpan
+    }
+
+    /// `(1 − ε − η) N(e; 0, v)`, the line-of-sight part of `p(e)`.
+    @inlinable public func inlier(_ e: Double, variance v: Double) -> Double {
+        exp(logInlierProbability - 0.5 * e * e / v) / (2 * .pi * v).squareRoot()
+    }
+
+    /// `p(e) − (1 − ε − η) N(e; 0, v) = η q(e) + ε/span`: what explains `e` if the range is
+    /// not line of sight. `Φ(x) = ½ erfc(−x/√2)`.
+    @inlinable public func notInlier(_ e: Double, variance v: Double) -> Double {
+        guard excessDensity > 0 else { return outlierDensity }
+        let scale = (2 * v).squareRoot()
+        // Φ(x₀) − Φ(x₁), x₀ = (e − b₀)/√v > x₁ = (e − b₁)/√v, from the tails that do not
+        // cancel: ½[erfc(−x₀/√2) − erfc(−x₁/√2)] left of the plateau, ½[erfc(x₁/√2) − erfc(x₀/√2)]
+        // right of it (both terms tiny there; their difference as 1 − 1 would be 0 or noise).
+        let u0 = (e - excessMinimum) / scale, u1 = (e - excessMaximum) / scale
+        let q: Double
+        if u1 > 0 { q = 0.5 * (erfc(u1) - erfc(u0)) }
+        else if u0 < 0 { q = 0.5 * (erfc(-u0) - erfc(-u1)) }
+        else { q = 1 - 0.5 * (erfc(u0) + erfc(-u1)) }
+        return excessDensity * q + outlierDensity
+    }
+
+    /// `p(e)`, m⁻¹.
+    @inlinable public func density(_ e: Double, variance v: Double) -> Double {
+        inlier(e, variance: v) + notInlier(e, variance: v)
+    }
+
+    /// The Fisher information one range carries about its own mean, m⁻²:
+    /// `I = ∫ p′(e)² / p(e) de`, with
+    /// `p′(e) = −(1 − ε − η) N(e; 0, v) e/v + η [N(e − b₀; 0, v) − N(e − b₁; 0, v)] / (b₁ − b₀)`
+    /// (the uniform term is flat). `1/v` for a pure Gaussian; less when some ranges may be
+    /// multipath, because those tell less about where the object is. By the trapezoidal rule
+    /// over `[−10√v, b₁ + 10√v]`, 4,000 steps (a closed form does not exist); exactly `1/v`
+    /// for a pure Gaussian.
+    public func fisherInformation(variance v: Double) -> Double {
+        if excessDensity == 0 && outlierDensity == 0 { return 1 / v }
+        let sigma = v.squareRoot()
+        let lower = -10 * sigma, upper = max(excessMaximum, 0) + 10 * sigma
+        let steps = 4000
+        let h = (upper - lower) / Double(steps)
+        let normaliser = 1 / (2 * .pi * v).squareRoot()
+        func gaussian(_ x: Double) -> Double { normaliser * exp(-0.5 * x * x / v) }
+        var sum = 0.0
+        for k in 0...steps {
+            let e = lower + Double(k) * h
+            let p = density(e, variance: v)
+            guard p > 1e-300 else { continue }
+            let dp = -inlier(e, variance: v) * e / v + excessDensity * (gaussian(e - excessMinimum) - gaussian(e - excessMaximum))
+            sum += (k == 0 || k == steps ? 0.5 : 1) * dp * dp / p
+        }
+        return sum * h
+    }
+}
