@@ -29,6 +29,7 @@ struct DatasetTests {
         ("peer-stop-and-go", 1.0, 4.0, .same),
         ("tag-picked-up", 1.0, 3.0, .same),
         ("tag-picked-up-hinted", 1.0, 3.0, .same),
+        ("cs-coached-step", nil, nil, nil),
     ]
 
     /// The scenario behind a dataset file (the TUM one: the coached scenario's object along
@@ -52,7 +53,10 @@ struct DatasetTests {
 
     @Test(arguments: expectations)
     func datasetReplaysToItsDocumentedOutcome(name: String, earliest: Double?, latest: Double?, vertical: VerticalDirectionEstimate?) throws {
-        let summary = try RecordingReplay.run(path: Self.datasets.appendingPathComponent("\(name).jsonl").path) { _ in }
+        var angleTimes: [Double] = []
+        let summary = try RecordingReplay.run(path: Self.datasets.appendingPathComponent("\(name).jsonl").path) { line in
+            if case .object(let e) = line, e.horizontalAngle != nil { angleTimes.append(e.timestamp) }
+        }
         let object = try #require(summary.objects.first)
         if let earliest, let latest {
             let t = try #require(object.firstConvergedTime)
@@ -68,6 +72,13 @@ struct DatasetTests {
             let bag = try #require(summary.objects.last)
             #expect(bag.objectID == "bag" && (bag.firstConvergedTime ?? 99) < 3)
             #expect((bag.finalEstimate?.timestamp ?? 99) < 8)
+        }
+        if name == "cs-coached-step" {
+            // Distance only: an angle once the sweeps and the step determine it (the bound
+            // allows 10° at 13 s), held to the end of the coached part.
+            let first = try #require(angleTimes.first)
+            #expect(first >= 12 && first <= 17, "first angle at \(first)")
+            #expect(angleTimes.count >= 25, "\(angleTimes.count) angles")
         }
         if name == "walking-peer" || name == "landscape-hold" {
             #expect(object.finalEstimate?.horizontalAngle != nil)
