@@ -59,6 +59,8 @@ struct ObjectTracker: Sendable {
     /// Time of the last valid range the radio reported, seconds.
     var lastRangeTime: Double?
     var consecutiveRejections = 0
+    /// Of those, the ones a blocked line of sight does not explain (see `fuse`).
+    var unexplainedRejections = 0
     /// This estimate has been published as converged (a converged estimate tolerates longer
     /// runs of rejected ranges before it is reset).
     var hasConverged = false
@@ -96,6 +98,7 @@ struct ObjectTracker: Sendable {
         updatesSinceRefinement = 0
         movement = MovementAccumulator()
         consecutiveRejections = 0
+        unexplainedRejections = 0
         coaching = CoachingMemory()
     }
 

@@ -52,6 +52,14 @@ public struct FusionOptions: Sendable, Hashable {
     public var rejectionsBeforeReset: Int = 5
     /// The same, once converged (long occlusions should not discard a good estimate).
     public var rejectionsBeforeResetWhenConverged: Int = 30
+    /// The same for a converged object held still on a device without direction finding
+    /// whose rejected ranges are all too long (a blocked line of sight, not motion): 60 s of
+    /// ranges at 10 Hz. If it was in fact carried away, it is re-acquired after that.
+    public var rejectionsBeforeResetWhenBlocked: Int = 600
+    /// How much longer than the estimate predicts a rejected range must be to count as a
+    /// blocked line of sight (above), metres: more than a converged estimate's error and the
+    /// long-range noise (σ 0.16 m at 30 m) explain.
+    public var blockedRangeExcess: Double = 1.0
 
     // MARK: Process noise
     /// Random-walk intensity of a stationary accessory's world position, m²/s: absorbs
