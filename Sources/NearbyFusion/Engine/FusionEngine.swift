@@ -56,9 +56,9 @@ public struct FusionEngine: Sendable {
     /// `N(positionInWorld, covariance)` and is tracked by the EKF at once. Convergence still
     /// needs movement, as for any object.
     @discardableResult
-    public mutating func register(objectID: String, kind: ObjectKind = .accessory, knownPositionInWorld position: Vector3,
-                                  covariance: Matrix3) -> ObjectHandle {
-        let handle = register(objectID: objectID, kind: kind)
+    public mutating func register(objectID: String, kind: ObjectKind = .accessory, ranging: RangingTechnology = .uwb,
+                                  knownPositionInWorld position: Vector3, covariance: Matrix3) -> ObjectHandle {
+        let handle = register(objectID: objectID, kind: kind, ranging: ranging)
         objects[handle.index].resetEstimate()
         objects[handle.index].startTracking(meanInWorld: position, covariance: covariance.symmetrized,
                                             options: objects[handle.index].optionsBox.options)

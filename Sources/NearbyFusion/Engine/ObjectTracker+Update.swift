@@ -245,7 +245,16 @@ extension ObjectTracker {
         guard nu.isFinite else { return false }
         rangeTrend[rangeTrendCount % 8] = nu
         rangeTrendCount += 1
-        return rangeTrendCount >= 8 && abs(Self.median(rangeTrend)) > 1.5
+        guard rangeTrendCount >= 8 else { return false }
+        // A median beyond ±1.5 needs at least four of the eight beyond it on that side (the
+        // 5th–8th smallest are ≥ the 5th): counted with two vector compares, so the sort runs
+        // only when it could decide.
+        let high = SIMD8<Double>(repeating: 1.5), low = SIMD8<Double>(repeating: -1.5)
+        let above = (rangeTrend .> high), below = (rangeTrend .< low)
+        var countAbove = 0, countBelow = 0
+        for k in 0..<8 { if above[k] { countAbove += 1 }; if below[k] { countBelow += 1 } }
+        guard countAbove >= 4 || countBelow >= 4 else { return false }
+        return abs(Self.median(rangeTrend)) > 1.5
     }
 
     /// The median of eight values (the mean of the 4th and 5th smallest), by an insertion
