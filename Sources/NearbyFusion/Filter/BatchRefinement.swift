@@ -11,10 +11,13 @@ import Foundation
 ///
 /// 1. The robust negative log posterior
 ///    `f(x) = ½ (x − μ₀)ᵀ P₀⁻¹ (x − μ₀) − Σ_k c_k log((1 − ε) N(e_k(x); 0, R_k) + ε/span)`
-///    (`c_k` the entry's multiplicity, `e_k` range, azimuth and elevation residuals) is
+///    (`c_k` the entry's multiplicity, `e_k` range, azimuth and elevation residuals; a range's
+///    term is ``RangeErrorDensity``'s `log p(e)`, which adds the one-sided multipath part for
+///    Channel Sounding) is
 ///    minimised by Gauss–Newton from the prior mean with iteratively reweighted normal
 ///    equations: each residual gets the inlier probability
-///    `π_k = (1 − ε) N(e_k) / ((1 − ε) N(e_k) + ε/span)`,
+///    `π_k = (1 − ε) N(e_k) / ((1 − ε) N(e_k) + ε/span)` (for a range, its line-of-sight
+///    share of `p(e_k)`; the other parts are treated as locally flat, as EM does),
 ///    `A = P₀⁻¹ + Σ c_k π_k H_kᵀ R_k⁻¹ H_k`, `b = P₀⁻¹(μ₀ − x) + Σ c_k π_k H_kᵀ R_k⁻¹ e_k`,
 ///    `δ = A⁻¹ b`, with a backtracking line search (`δ` halved until `f` decreases; steps
 ///    capped at 1 m). Starting from the prior mean, not the last solution, keeps each
@@ -29,7 +32,7 @@ public enum BatchRefinement {
     struct Constants {
         let azVariance, elVariance: Double
         let logInlier: Double
-        let rangeOutlierDensity, angleOutlierDensity: Double
+        let angleOutlierDensity: Double
         let rangeDensity: RangeErrorDensity
         let eps: Double
         let options: FusionOptions
@@ -39,7 +42,6 @@ public enum BatchRefinement {
             elVariance = o.elevationStandardDeviation * o.elevationStandardDeviation
             eps = o.outlierProbability
             logInlier = log(1 - o.outlierProbability)
-            rangeOutlierDensity = o.outlierProbability / o.rangeOutlierSpan
             angleOutlierDensity = o.outlierProbability / o.angleOutlierSpan
             rangeDensity = o.rangeErrorDensity
             options = o

@@ -1,8 +1,11 @@
 import Foundation
 
 /// The robust density of a range residual `e = z − ‖p − a‖` (metres) whose Gaussian part
-/// has variance `v` (m²): the one error model every estimator step (batch solver, IMM)
-/// gives a range, and the one the evaluation's Cramér–Rao bound reads.
+/// has variance `v` (m²): the range likelihood of the batch acquisition
+/// (``BatchRefinement``), and the noise model the evaluation's Cramér–Rao bound reads. (The
+/// tracking IMM still weighs a range by its symmetric part, `(1 − ε) N + ε/span`, behind a
+/// χ² gate; a tracked Channel Sounding object is re-acquired when its ranges drift, see
+/// `ObjectTracker.movedAwayFromItsRanges`.)
 ///
 /// `p(e) = (1 − ε − η) N(e; 0, v) + η q(e) + ε/span`, three explanations of a range:
 /// - **line of sight** with the radio's jitter, `N(e; 0, v)`;
