@@ -13,9 +13,10 @@ struct Evaluate: ParsableCommand {
         over every published worldTransform; availability is the share of updates publishing each \
         output; the vertical confusion table counts truth category (|Δy| within the level tolerance: \
         same) against what was published; falseConvergedRate is the share of converged updates more \
-        than 15° off; meanNEES is over converged updates (3 is ideal). "bound allows 3° after" is the \
-        first moment the Cramér–Rao bound (every range and direction so far, at the truth) allows a \
-        1σ horizontal angle of 3°; "lag" is the first convergence minus that moment (the folder total: \
+        than 15° off; meanNEES is over converged updates (3 is ideal). "bound allows its angle after" is the \
+        first moment the Cramér–Rao bound (every range and direction so far, at the truth, with the \
+        radio's noise model) allows the 1σ horizontal angle at which the engine publishes one for that \
+        radio: 3° for UWB, 10° for Bluetooth Channel Sounding; "lag" is the first convergence minus that moment (the folder total: \
         the worst object's); "converged after first" is the share of updates converged from the first \
         convergence on, and "changes/min" the status changes per minute over that span.
         """)
@@ -101,7 +102,8 @@ struct Evaluate: ParsableCommand {
             Self.printStatistics("horizontalAngle error (°)", o.horizontalAngleErrorDegrees)
             Self.printStatistics("position error (m)", o.positionErrorMetres)
             print("  time to convergence   " + (o.timeToConvergenceSeconds.map { String(format: "%.2f s", $0) } ?? "never"))
-            print("  bound allows 3° after " + (o.boundAllowsAngleAfterSeconds.map { String(format: "%.2f s", $0) } ?? "never")
+            print("  bound allows \(o.boundAngleDegrees.map { String(format: "%g", ($0 * 1e6).rounded() / 1e6) + "°" } ?? "—") after "
+                  + (o.boundAllowsAngleAfterSeconds.map { String(format: "%.2f s", $0) } ?? "never")
                   + "  (convergence " + (o.convergenceLagSeconds.map { String(format: "%+.2f s", $0) } ?? "—") + " after that)")
             print("  after first converged " + (o.convergedShareAfterFirst.map { String(format: "%.0f%% of updates converged", 100 * $0) } ?? "—")
                   + ", " + (o.statusChangesPerMinute.map { String(format: "%.2f status changes per minute", $0) } ?? "—"))
@@ -197,7 +199,7 @@ struct Evaluate: ParsableCommand {
             guard let x, x.isFinite else { return "—" }
             return abs(x) < 1e6 ? String(format: format, x) : Figure.text(x, decimals: 0)
         }
-        print("| recording | updates | angle err median ° | p95 ° | position err median m | p95 m | converged after s | angle available | transform available | CRLB √tr m | RMSE/CRLB | mean NEES | false converged | bound allows 3° after s | lag s | converged after first | changes/min |")
+        print("| recording | updates | angle err median ° | p95 ° | position err median m | p95 m | converged after s | angle available | transform available | CRLB √tr m | RMSE/CRLB | mean NEES | false converged | bound allows its angle after s | lag s | converged after first | changes/min |")
         print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         for r in rows {
             let name = r.object == "total" ? "**total**" : (r.object as NSString).lastPathComponent

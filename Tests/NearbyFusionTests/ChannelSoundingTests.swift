@@ -193,4 +193,16 @@ struct ChannelSoundingTests {
         #expect(oneSided < 0.1, "\(oneSided)")
         #expect(oneSided < 0.5 * symmetric, "one-sided \(oneSided) m, symmetric \(symmetric) m")
     }
+
+    @Test func evaluateTakesTheBoundAtTheAngleTheRadioPublishesAt() throws {
+        // Channel Sounding publishes an angle at 10° σ, UWB at 3°: `evaluate`'s "bound allows"
+        // moment (and its lag) is taken at that σ, so a Channel Sounding recording gets one.
+        let datasets = DatasetTests.datasets
+        let cs = try #require(RecordingEvaluation.evaluate(path: datasets.appendingPathComponent("cs-coached-step.jsonl").path).objects.first)
+        #expect(cs.boundAngleDegrees.map { abs($0 - 10) < 1e-9 } == true)
+        let allowed = try #require(cs.boundAllowsAngleAfterSeconds)
+        #expect(allowed > 10 && allowed < 16, "\(allowed)")
+        let uwb = try #require(RecordingEvaluation.evaluate(path: datasets.appendingPathComponent("coached-sweep.jsonl").path).objects.first)
+        #expect(uwb.boundAngleDegrees.map { abs($0 - 3) < 1e-9 } == true)
+    }
 }

@@ -27,8 +27,12 @@ public struct ObjectEvaluation: Codable, Sendable {
     /// Statistical efficiency: RMSE of the converged position error over the RMS of the
     /// bound at the same updates (1 is the best any unbiased estimator can do).
     public var rmseOverCRLB: Double?
+    /// The 1σ bearing, degrees, at which the next figure is taken: the σ at which the engine
+    /// publishes this object's horizontal angle (``FusionOptions/horizontalAngleThreshold``
+    /// of its radio: 3° for UWB, 10° for Channel Sounding).
+    public var boundAngleDegrees: Double?
     /// Seconds from the object's first update to the first update at which the Cramér–Rao
-    /// bound allows a horizontal angle within ``RecordingEvaluation/boundAngleDegrees``: the
+    /// bound allows a horizontal angle within ``boundAngleDegrees``: the
     /// 1σ bound on the bearing, `√(eᵀ J⁻¹ e) / d_h` with `e` the horizontal unit vector
     /// across the line of sight and `d_h` the horizontal distance (evaluated at the truth).
     public var boundAllowsAngleAfterSeconds: Double?
@@ -65,7 +69,7 @@ public struct ObjectEvaluation: Codable, Sendable {
     enum CodingKeys: String, CodingKey {
         case object, updates, horizontalAngleErrorDegrees, positionErrorMetres, availability, verticalConfusion,
              timeToConvergenceSeconds, falseConvergedRate, meanNEES, crlbPositionMetres, rmseOverCRLB,
-             boundAllowsAngleAfterSeconds, convergenceLagSeconds, convergedShareAfterFirst, statusChangesPerMinute,
+             boundAngleDegrees, boundAllowsAngleAfterSeconds, convergenceLagSeconds, convergedShareAfterFirst, statusChangesPerMinute,
              rawDirectionAvailability, rawHorizontalAngleErrorDegrees
     }
 }
@@ -85,9 +89,6 @@ public enum RecordingEvaluation {
     /// Categories of the vertical confusion table.
     public static let truthCategories = ["same", "above", "below"]
     public static let estimateCategories = ["unknown", "same", "above", "below", "aboveOrBelow", "null"]
-    /// The bearing bound (1σ, degrees) at which ``ObjectEvaluation/boundAllowsAngleAfterSeconds``
-    /// is taken.
-    public static let boundAngleDegrees = 3.0
 
     /// The Cramér–Rao bound on the horizontal angle to `p` from `c`, radians: `√(eᵀ J⁻¹ e) / d_h`,
     /// `e = (−u_z, 0, u_x)/d_h` across the horizontal line of sight `u = p − c`. `J` gets a
@@ -230,9 +231,11 @@ struct ObjectScorer {
         let trueAngle = HorizontalAngle.angle(objectInWorld: p, devicePositionInWorld: device.positionInWorld,
                                               worldFromDevice: device.worldFromDevice)
         accumulateInformation(m, truth: p, device: device, trueAngle: trueAngle, header: header, options: options)
+        let publishedAt = options.forRanging(header.ranging(of: evaluation.object)).horizontalAngleThreshold
+        evaluation.boundAngleDegrees = Angle.degrees(radians: publishedAt)
         if boundAllowsTime == nil,
            let bound = RecordingEvaluation.horizontalAngleBound(fisher: fisher, object: p, device: device.positionInWorld),
-           bound <= Angle.radians(degrees: RecordingEvaluation.boundAngleDegrees) {
+           bound <= publishedAt {
             boundAllowsTime = m.timestamp
             evaluation.boundAllowsAngleAfterSeconds = m.timestamp - firstUpdate!
         }
