@@ -409,7 +409,10 @@ extension ReportHTML {
             angleBand.append((s.time, -2 * degrees(sigma), 2 * degrees(sigma)))
         }
         if !trueAngle.isEmpty {
-            html += "<h3>Horizontal angle error</h3>" + timePlot(data, lines: [("est", "published − truth", angleError)], band: ("band", "filter's ±2σ", angleBand), yLabel: "error (°)", zeroLine: true)
+            html += "<h3>Horizontal angle error</h3>"
+            // No published angle, no error: a sentence, not an empty plot.
+            html += angleError.isEmpty ? "<p>No horizontalAngle was published, so there is no error to plot.</p>"
+                : timePlot(data, lines: [("est", "published − truth", angleError)], band: ("band", "filter's ±2σ", angleBand), yLabel: "error (°)", zeroLine: true)
         }
         let distance = samples.compactMap { s in s.estimate.distance.map { (s.time, $0) } }
         let rawDistance = samples.compactMap { s in s.rawDistance.map { (s.time, $0) } }

@@ -87,7 +87,7 @@ struct EvaluationCommandTests {
         #expect(missing.status == 1 && missing.stderr == "Error: no-such-place: no such file or folder\n")
     }
 
-    @Test(arguments: ["coached-sweep", "floor-above", "dark-room", "behind-user", "nlos-20-percent"])
+    @Test(arguments: ["coached-sweep", "floor-above", "dark-room", "behind-user", "nlos-20-percent", "cs-coached-step"])
     func shippedExpectationsPass(name: String) throws {
         let result = try CommandLineTests.run(["coach", "Datasets/\(name).jsonl", "--expect", "Datasets/expectations/\(name).expect"])
         #expect(result.status == 0, "\(result.stdout)")

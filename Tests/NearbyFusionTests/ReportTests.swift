@@ -5,6 +5,24 @@ import Testing
 /// checked by `.ci/check-report`, which installs Debian's Chromium.)
 @Suite("report")
 struct ReportTests {
+    @Test func noShippedRecordingGetsAnEmptyTimePlot() throws {
+        // A recording that never publishes an angle (still phone, dark room, camera assistance
+        // off) drew an empty angle-error plot; it gets a sentence instead.
+        let names = try FileManager.default.contentsOfDirectory(atPath: DatasetTests.datasets.path).filter { $0.hasSuffix(".jsonl") }.sorted()
+        #expect(names.count >= 18)
+        for name in names {
+            let output = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID().uuidString).html").path
+            defer { try? FileManager.default.removeItem(atPath: output) }
+            let result = try CommandLineTests.run(["report", "Datasets/\(name)", "--output", output])
+            #expect(result.status == 0, "\(name): \(result.stderr)")
+            let html = try String(contentsOfFile: output, encoding: .utf8)
+            for figure in html.components(separatedBy: "<svg").dropFirst() where figure.contains("class='timeplot'") {
+                let body = figure[..<(figure.range(of: "</svg>")?.lowerBound ?? figure.endIndex)]
+                #expect(body.contains("<polyline"), "\(name): an empty time plot")
+            }
+        }
+    }
+
     @Test func reportIsSelfContainedWithThePromisedFigures() throws {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID().uuidString).html").path
         let result = try CommandLineTests.run(["report", "Datasets/two-tags.jsonl", "--output", output])
