@@ -87,11 +87,16 @@ struct ReportData {
         var first: Double?
         var poseCount = 0
         let tolerance = FusionOptions().levelTolerance
+        // The evaluation table is scored in the same pass (a recording on standard input can
+        // be read only once).
+        var evaluator: RecordingEvaluator?
         try RecordingReplay.drive(path: path, withMoments: true, start: { header in
             data.header = header
             data.objects = header.objects.map { ObjectTrack(id: $0.id) }
             truth = Array(repeating: nil, count: header.objects.count)
+            evaluator = RecordingEvaluator(header: header)
         }) { step in
+            evaluator?.observe(step)
             if let t = step.timestamp { if first == nil { first = t }; data.end = t - (first ?? 0) }
             let t0 = first ?? 0
             switch step {
@@ -132,7 +137,7 @@ struct ReportData {
             }
         }
         if data.objects.contains(where: { !$0.truths.isEmpty }) {
-            data.evaluation = try? RecordingEvaluation.evaluate(path: path)
+            data.evaluation = evaluator?.report(recording: path)
         }
         return data
     }

@@ -15,11 +15,15 @@ struct CommandLineTests {
 
     struct Result { var status: Int32; var stdout: String; var stderr: String }
 
-    static func run(_ arguments: [String]) throws -> Result {
+    /// Runs the command; `standardInput` names a file (relative to the package) to feed it.
+    static func run(_ arguments: [String], standardInput: String? = nil) throws -> Result {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
         process.currentDirectoryURL = packageRoot
+        if let standardInput {
+            process.standardInput = try FileHandle(forReadingFrom: packageRoot.appendingPathComponent(standardInput))
+        }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err

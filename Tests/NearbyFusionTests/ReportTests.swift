@@ -23,6 +23,26 @@ struct ReportTests {
         }
     }
 
+    @Test func aRecordingOnStandardInputGetsItsEvaluationTableToo() throws {
+        // The table is scored in the same pass as the figures: standard input, read once,
+        // gets the same table as the file (it was left out, the input being gone by then).
+        let fromFile = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID().uuidString).html").path
+        let fromInput = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID().uuidString).html").path
+        defer { try? FileManager.default.removeItem(atPath: fromFile); try? FileManager.default.removeItem(atPath: fromInput) }
+        #expect(try CommandLineTests.run(["report", "Datasets/coached-sweep.jsonl", "--output", fromFile]).status == 0)
+        let piped = try CommandLineTests.run(["report", "-", "--output", fromInput], standardInput: "Datasets/coached-sweep.jsonl")
+        #expect(piped.status == 0, "\(piped.stderr)")
+        func table(_ path: String) throws -> String? {
+            let html = try String(contentsOfFile: path, encoding: .utf8)
+            guard let start = html.range(of: "<h2>Evaluation</h2>") else { return nil }
+            let rest = html[start.lowerBound...]
+            return rest.range(of: "</table>").map { String(rest[..<$0.upperBound]) }
+        }
+        let expected = try #require(try table(fromFile))
+        let got = try #require(try table(fromInput))
+        #expect(got == expected)
+    }
+
     @Test func reportIsSelfContainedWithThePromisedFigures() throws {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID().uuidString).html").path
         let result = try CommandLineTests.run(["report", "Datasets/two-tags.jsonl", "--output", output])

@@ -118,22 +118,11 @@ public enum RecordingEvaluation {
     }
 
     public static func evaluate(path: String, options: FusionOptions = FusionOptions()) throws -> RecordingEvaluationReport {
-        var header: RecordingHeader!
-        var scorers: [ObjectScorer] = []   // per object, in header order
-        var pose: DevicePose?
+        var evaluator: RecordingEvaluator?
         try RecordingReplay.drive(path: path, options: options, withMoments: true, start: { h in
-            header = h
-            scorers = h.objects.map { ObjectScorer(object: $0.0) }
-        }) { step in
-            switch step {
-            case .pose(let p, _): pose = p
-            case .truth(let k, _, let p): scorers[k].truth = p
-            case .removed, .motionState: break
-            case .uwb(let k, let m, let e, let moments):
-                scorers[k].score(m, estimate: e, moments: moments, pose: pose, header: header, options: options)
-            }
-        }
-        return RecordingEvaluationReport(recording: path, objects: scorers.map { $0.finished() })
+            evaluator = RecordingEvaluator(header: h, options: options)
+        }) { step in evaluator?.observe(step) }
+        return evaluator?.report(recording: path) ?? RecordingEvaluationReport(recording: path, objects: [])
     }
 
     /// Pools several objects (for a folder's total row).
@@ -327,5 +316,39 @@ extension ObjectEvaluation {
         statusChangesPerMinute = secondsAfterFirst > 0 ? Double(statusChanges) / (secondsAfterFirst / 60) : nil
         rawDirectionAvailability = updates > 0 ? Double(rawDirectionCount) / Double(updates) : nil
         rawHorizontalAngleErrorDegrees = raw
+    }
+}
+
+/// The evaluation of a recording, fed one replay step at a time: what
+/// ``RecordingEvaluation/evaluate(path:options:)`` does over a whole file, for a caller that
+/// replays the recording anyway (the HTML report scores it in the same pass, so a recording
+/// read from standard input, which cannot be read twice, gets its evaluation table too).
+/// The steps must come from a replay made `withMoments: true` with the same `options`.
+public struct RecordingEvaluator {
+    let header: RecordingHeader
+    let options: FusionOptions
+    var scorers: [ObjectScorer]   // per object, in header order
+    var pose: DevicePose?
+
+    public init(header: RecordingHeader, options: FusionOptions = FusionOptions()) {
+        self.header = header
+        self.options = options
+        scorers = header.objects.map { ObjectScorer(object: $0.0) }
+    }
+
+    /// Scores one step of the replay.
+    public mutating func observe(_ step: RecordingReplay.Step) {
+        switch step {
+        case .pose(let p, _): pose = p
+        case .truth(let k, _, let p): scorers[k].truth = p
+        case .removed, .motionState: break
+        case .uwb(let k, let m, let e, let moments):
+            scorers[k].score(m, estimate: e, moments: moments, pose: pose, header: header, options: options)
+        }
+    }
+
+    /// The evaluation so far, named `recording`.
+    public func report(recording: String) -> RecordingEvaluationReport {
+        RecordingEvaluationReport(recording: recording, objects: scorers.map { $0.finished() })
     }
 }
