@@ -136,9 +136,7 @@ struct ReportData {
             case .removed, .motionState: break
             }
         }
-        if data.objects.contains(where: { !$0.truths.isEmpty }) {
-            data.evaluation = evaluator?.report(recording: path)
-        }
+        data.evaluation = data.objects.contains { !$0.truths.isEmpty } ? evaluator?.report(recording: path) : nil
         return data
     }
 }

@@ -184,30 +184,11 @@ extension ObjectTracker {
                 consecutiveRejections = 0
                 unexplainedRejections = 0
                 movement.add(a)
-            } else {
-                consecutiveRejections += 1
-                // A converged object held still (ranges alone cannot show its motion, see
-                // `track`) whose rejected range is too long by more than
-                // `blockedRangeExcess`: a blocked line of sight, which lengthens ranges by
-                // metres for tens of seconds (sbs_01's anchor101 at 257–290 s: +5 to +15 m);
-                // a reset there re-acquired from those ranges and converged 10 m off. Such
-                // ranges leave the estimate standing for `rejectionsBeforeResetWhenBlocked`;
-                // any other rejection (too short, which no blocked path gives, or long by less,
-                // which a wrong estimate gives) counts toward the usual limit.
-                let heldStill = phase == .tracking && hasConverged && directionless && ranging == .uwb && !mayMove
-                    && motionHint != .moving
-                let blocked = heldStill && entry.rangeMetres - (mixture.hypotheses[0].meanInWorld - a).length > o.blockedRangeExcess
-                if !blocked { unexplainedRejections += 1 }
-                let limit = hasConverged ? o.rejectionsBeforeResetWhenConverged : o.rejectionsBeforeReset
-                let startAgain = heldStill
-                    ? unexplainedRejections >= limit || consecutiveRejections >= o.rejectionsBeforeResetWhenBlocked
-                    : consecutiveRejections >= limit
-                if startAgain {
-                    // The estimate no longer explains the ranges (a first NLOS range, or the
-                    // object moved): start again from this range.
-                    startOver(from: entry, at: t, pose: pose, context: context)
-                    return
-                }
+            } else if rejectionCallsForARestart(entry, directionless: directionless, options: o) {
+                // The estimate no longer explains the ranges (a first NLOS range, or the
+                // object moved): start again from this range.
+                startOver(from: entry, at: t, pose: pose, context: context)
+                return
             }
         }
         if phase == .acquiring {
@@ -220,6 +201,29 @@ extension ObjectTracker {
             // Never publish NaN: drop the estimate and start again from the next range.
             resetEstimate()
         }
+    }
+
+    /// Counts a rejected range and says whether the estimate should start again: after
+    /// `rejectionsBeforeReset` rejections in a row (`rejectionsBeforeResetWhenConverged` once
+    /// converged). A converged object held still (ranges alone cannot show its motion, see
+    /// `track`) whose rejected range is too long by more than `blockedRangeExcess` is behind
+    /// a blocked line of sight, which lengthens ranges by metres for tens of seconds (sbs_01's
+    /// anchor101 at 257–290 s: +5 to +15 m; a reset there re-acquired from those ranges and
+    /// converged 10 m off): such ranges leave the estimate standing for
+    /// `rejectionsBeforeResetWhenBlocked`, while any other rejection (too short, which no
+    /// blocked path gives, or long by less, which a wrong estimate gives) counts toward the
+    /// usual limit.
+    private mutating func rejectionCallsForARestart(_ entry: WindowEntry, directionless: Bool, options o: FusionOptions) -> Bool {
+        consecutiveRejections += 1
+        let heldStill = phase == .tracking && hasConverged && directionless && ranging == .uwb && !mayMove
+            && motionHint != .moving
+        // (While tracking, the mixture is the one published Gaussian.)
+        let blocked = heldStill && entry.rangeMetres - (mixture.hypotheses[0].meanInWorld - entry.antennaInWorld).length > o.blockedRangeExcess
+        if !blocked { unexplainedRejections += 1 }
+        let limit = hasConverged ? o.rejectionsBeforeResetWhenConverged : o.rejectionsBeforeReset
+        return heldStill
+            ? unexplainedRejections >= limit || consecutiveRejections >= o.rejectionsBeforeResetWhenBlocked
+            : consecutiveRejections >= limit
     }
 
     /// Whether a Channel Sounding object's ranges have drifted away from its estimate: the
