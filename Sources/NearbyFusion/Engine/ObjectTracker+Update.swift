@@ -285,12 +285,18 @@ extension ObjectTracker {
         let q = (mayMove ? o.peerRandomWalk : o.accessoryRandomWalk) * dt + o.driftVariancePerMetre * ds
         mixture.predict(addedVariance: q)
         processVarianceSinceInitialisation += q
+        secondsSinceInitialisation += dt
         if entry.hasRange || entry.direction != .none { window.append(entry) }
         updatesSinceRefinement += 1
         if updatesSinceRefinement >= o.batchRefinementInterval {
             let systematic = 0.5 * o.vioDriftFraction * (pathLength - pathLengthAtInitialisation)
+            // A batch fits one fixed point; an object that may walk is, now, where it walked
+            // to: `(σ_v T / 2)²` more per axis over a window of `T` seconds (a steady walk at
+            // the velocity prior's σ_v puts the current position `v T / 2` from the window's
+            // mean one). Measured on distance-only-walking-peer: mean NEES 37.8 without it.
+            let walked = mayMove ? 0.5 * o.velocityPriorStandardDeviation * secondsSinceInitialisation : 0
             BatchRefinement.refine(&mixture, window: window, options: o,
-                                   addedVariance: processVarianceSinceInitialisation / 3 + systematic * systematic)
+                                   addedVariance: processVarianceSinceInitialisation / 3 + systematic * systematic + walked * walked)
             updatesSinceRefinement = 0
         }
         guard entry.hasRange else { return false }
@@ -380,6 +386,7 @@ extension ObjectTracker {
         phase = .acquiring
         window.removeAll()   // the first range is in the tiles' priors
         processVarianceSinceInitialisation = 0
+        secondsSinceInitialisation = 0
         pathLengthAtInitialisation = pathLength
         updatesSinceRefinement = 0
         movement.add(a)

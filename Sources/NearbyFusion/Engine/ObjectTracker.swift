@@ -46,6 +46,8 @@ struct ObjectTracker: Sendable {
     var updatesSinceRefinement = 0
     /// Σ q of every prediction since the bank was tiled, m² (VIO drift the batch adds back).
     var processVarianceSinceInitialisation = 0.0
+    /// Seconds since the bank was tiled.
+    var secondsSinceInitialisation = 0.0
     /// Device path length when the bank was tiled, metres.
     var pathLengthAtInitialisation = 0.0
     var movement = MovementAccumulator()
