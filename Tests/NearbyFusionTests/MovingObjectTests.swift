@@ -259,20 +259,25 @@ struct BlockedLineOfSightTests {
     /// A distance-only device circling and bobbing 4 m from a still tag for 40 s, then
     /// `blocked` seconds of ranges too long by `excess` (seeded), then 10 s of clean ranges.
     /// Returns the statuses and worldTransform errors after the first 40 s.
-    static func run(blocked: Double, excess: ClosedRange<Double>, options: FusionOptions = FusionOptions())
-        -> (convergedAt40: Bool, convergedShare: Double, worstError: Double) {
+    /// With `carriedAway`, the tag instead walks away from 40 s at that velocity (m/s) for
+    /// `blocked` seconds, its ranges clean. Also returns the longest stretch, seconds, of
+    /// published worldTransforms more than 1 m from the tag.
+    static func run(blocked: Double, excess: ClosedRange<Double>, carriedAway: Vector3? = nil, options: FusionOptions = FusionOptions())
+        -> (convergedAt40: Bool, convergedShare: Double, worstError: Double, longestStale: Double) {
         var engine = FusionEngine(capabilities: .distanceOnly, options: options)
         let tag = engine.register(objectID: "tag")
-        let truth = Vector3(1.0, 0.8, -4.0)
+        let start = Vector3(1.0, 0.8, -4.0)
         var noise = NoiseStream(seed: 7, source: "blocked-test")
-        var convergedAt40 = false, converged = 0, total = 0, worst = 0.0
+        var convergedAt40 = false, converged = 0, total = 0, worst = 0.0, longestStale = 0.0
+        var staleSince: Double?
         let end = 40 + blocked + 10
         var t = 0.0
         while t < end {
+            let truth = carriedAway.map { start + max(min(t, 40 + blocked) - 40, 0) * $0 } ?? start
             let position = Vector3(0.6 * sin(0.5 * t), 1.4 + 0.3 * sin(0.9 * t), 0.6 * cos(0.5 * t) - 0.3 * sin(0.23 * t))
             _ = engine.ingest(DevicePose(timestamp: t, positionInWorld: position, worldFromDevice: .identity))
             var r = (truth - position).length + noise.gaussian(standardDeviation: 0.05)
-            if t >= 40 && t < 40 + blocked { r += noise.uniform(excess.lowerBound, excess.upperBound) }
+            if carriedAway == nil && t >= 40 && t < 40 + blocked { r += noise.uniform(excess.lowerBound, excess.upperBound) }
             let e = engine.ingest(UWBMeasurement(timestamp: t + 0.001, distance: r, directionInDevice: nil), for: tag)
             let isConverged = e.convergence?.status.isConverged == true
             if t >= 39.9 && t < 40 { convergedAt40 = isConverged }
@@ -281,9 +286,15 @@ struct BlockedLineOfSightTests {
                 if isConverged { converged += 1 }
                 if let w = e.worldTransform { worst = max(worst, (w.translation - truth).length) }
             }
+            if let w = e.worldTransform, (w.translation - truth).length > 1 {
+                if staleSince == nil { staleSince = t }
+                longestStale = max(longestStale, t - staleSince!)
+            } else {
+                staleSince = nil
+            }
             t += 0.1
         }
-        return (convergedAt40, Double(converged) / Double(max(total, 1)), worst)
+        return (convergedAt40, Double(converged) / Double(max(total, 1)), worst, longestStale)
     }
 
     @Test func aStillTagKeepsItsEstimateThroughLongRanges() {
@@ -296,6 +307,21 @@ struct BlockedLineOfSightTests {
         o.blockedRangeExcess = .infinity
         let reset = Self.run(blocked: 20, excess: 3...10, options: o)
         #expect(reset.convergedShare < 0.8, "converged \(reset.convergedShare)")
+    }
+
+    @Test func aTagCarriedAwayIsNotLeftStandingAsIfBlocked() {
+        // Its ranges grow by ~0.8 m/s, smoothly: no blocked path. It is re-acquired after the
+        // usual 30 rejections; no worldTransform stands more than 1 m off for long. (Counting
+        // every long rejection as blocked left it converged where it had been for 20 s.)
+        let carried = Self.run(blocked: 20, excess: 0...0, carriedAway: Vector3(0.3, 0, -0.75))
+        #expect(carried.convergedAt40)
+        #expect(carried.longestStale < 5, "stale for \(carried.longestStale) s")
+        var everyStepJumps = FusionOptions()
+        everyStepJumps.blockedRangeJump = 0
+        let stale = Self.run(blocked: 20, excess: 0...0, carriedAway: Vector3(0.3, 0, -0.75), options: everyStepJumps)
+        #expect(stale.longestStale > 10, "without the jump test: stale for \(stale.longestStale) s")
+        // The blocked run keeps its estimate and is never stale.
+        #expect(Self.run(blocked: 20, excess: 3...10).longestStale == 0)
     }
 
     @Test func rangesTooShortStillStartItAgain() {

@@ -183,6 +183,8 @@ extension ObjectTracker {
             if rangeAccepted {
                 consecutiveRejections = 0
                 unexplainedRejections = 0
+                lastRejectedRangeMetres = nil
+                rejectedRangeJumps = 0
                 movement.add(a)
             } else if rejectionCallsForARestart(entry, directionless: directionless, options: o) {
                 // The estimate no longer explains the ranges (a first NLOS range, or the
@@ -212,13 +214,22 @@ extension ObjectTracker {
     /// converged 10 m off): such ranges leave the estimate standing for
     /// `rejectionsBeforeResetWhenBlocked`, while any other rejection (too short, which no
     /// blocked path gives, or long by less, which a wrong estimate gives) counts toward the
-    /// usual limit.
+    /// usual limit. A blocked path is also *erratic*: its ranges jump by metres from one to
+    /// the next (anchor101: 70, 64, 41, 55, 40, 34, 30, 35, 40 m at 6 Hz), while a tag
+    /// carried away lengthens them smoothly, by walking speed × the interval. So a long
+    /// range counts as blocked only while at least four of the last eight steps between
+    /// rejected ranges exceeded `blockedRangeJump`; a tag carried away from a watch is still
+    /// re-acquired after the usual 30 rejections instead of standing stale for a minute.
     private mutating func rejectionCallsForARestart(_ entry: WindowEntry, directionless: Bool, options o: FusionOptions) -> Bool {
         consecutiveRejections += 1
+        let jumped = lastRejectedRangeMetres.map { abs(entry.rangeMetres - $0) > o.blockedRangeJump } ?? false
+        rejectedRangeJumps = rejectedRangeJumps << 1 | (jumped ? 1 : 0)
+        lastRejectedRangeMetres = entry.rangeMetres
         let heldStill = phase == .tracking && hasConverged && directionless && ranging == .uwb && !mayMove
             && motionHint != .moving
         // (While tracking, the mixture is the one published Gaussian.)
-        let blocked = heldStill && entry.rangeMetres - (mixture.hypotheses[0].meanInWorld - entry.antennaInWorld).length > o.blockedRangeExcess
+        let blocked = heldStill && rejectedRangeJumps.nonzeroBitCount >= 4
+            && entry.rangeMetres - (mixture.hypotheses[0].meanInWorld - entry.antennaInWorld).length > o.blockedRangeExcess
         if !blocked { unexplainedRejections += 1 }
         let limit = hasConverged ? o.rejectionsBeforeResetWhenConverged : o.rejectionsBeforeReset
         return heldStill

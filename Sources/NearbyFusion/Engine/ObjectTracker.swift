@@ -61,8 +61,12 @@ struct ObjectTracker: Sendable {
     /// Time of the last valid range the radio reported, seconds.
     var lastRangeTime: Double?
     var consecutiveRejections = 0
-    /// Of those, the ones a blocked line of sight does not explain (see `fuse`).
+    /// Of those, the ones a blocked line of sight does not explain (see
+    /// `rejectionCallsForARestart`); the last rejected range, metres, and whether each of the
+    /// last eight steps between rejected ranges jumped (bit 0 the latest).
     var unexplainedRejections = 0
+    var lastRejectedRangeMetres: Double?
+    var rejectedRangeJumps: UInt8 = 0
     /// This estimate has been published as converged (a converged estimate tolerates longer
     /// runs of rejected ranges before it is reset).
     var hasConverged = false
@@ -101,6 +105,8 @@ struct ObjectTracker: Sendable {
         movement = MovementAccumulator()
         consecutiveRejections = 0
         unexplainedRejections = 0
+        lastRejectedRangeMetres = nil
+        rejectedRangeJumps = 0
         coaching = CoachingMemory()
     }
 

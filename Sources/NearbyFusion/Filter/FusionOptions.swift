@@ -60,6 +60,10 @@ public struct FusionOptions: Sendable, Hashable {
     /// blocked line of sight (above), metres: more than a converged estimate's error and the
     /// long-range noise (σ 0.16 m at 30 m) explain.
     public var blockedRangeExcess: Double = 1.0
+    /// A step between consecutive rejected ranges larger than this, metres, is a jump: a
+    /// blocked path's ranges jump by metres, a carried tag's move by walking speed × the
+    /// interval (≈ 0.15 m at 10 Hz).
+    public var blockedRangeJump: Double = 1.0
 
     // MARK: Process noise
     /// Random-walk intensity of a stationary accessory's world position, m²/s: absorbs
