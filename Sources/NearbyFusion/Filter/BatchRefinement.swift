@@ -31,41 +31,27 @@ import Foundation
 public enum BatchRefinement {
     struct Constants {
         let azVariance, elVariance: Double
-        let logInlier: Double
-        let angleOutlierDensity: Double
-        let rangeDensity: RangeErrorDensity
-        let eps: Double
+        /// The robust densities of a range residual and of an angle residual (the latter
+        /// symmetric, `(1 − ε) N + ε/span`: ``RangeErrorDensity`` without its multipath term).
+        let rangeDensity, angleDensity: RangeErrorDensity
         let options: FusionOptions
 
         init(_ o: FusionOptions) {
             azVariance = o.azimuthStandardDeviation * o.azimuthStandardDeviation
             elVariance = o.elevationStandardDeviation * o.elevationStandardDeviation
-            eps = o.outlierProbability
-            logInlier = log(1 - o.outlierProbability)
-            angleOutlierDensity = o.outlierProbability / o.angleOutlierSpan
             rangeDensity = o.rangeErrorDensity
+            angleDensity = RangeErrorDensity(outlierProbability: o.outlierProbability, outlierSpan: o.angleOutlierSpan,
+                                             excessProbability: 0, excessRange: 0...0)
             options = o
         }
     }
 
-    /// The robust term of one residual `e` with variance `v`: adds `c π/v · g gᵀ` to `a`,
-    /// `c π e/v · g` to `b`, and returns `c log((1 − ε) N(e; 0, v) + outlier)`.
+    /// The robust term of one residual `e` with variance `v` under `density`: with the
+    /// line-of-sight probability `π = (1 − ε − η) N(e; 0, v) / p(e)`, adds `c π/v · g gᵀ` to
+    /// `a`, `c π e/v · g` to `b`, and returns `c log p(e)`.
     @inline(__always)
     static func accumulate(_ e: Double, variance v: Double, gradient g: Vector3, multiplicity c: Double,
-                           outlierDensity: Double, logInlier: Double, a: inout Matrix3, b: inout Vector3) -> Double {
-        let inlier = exp(logInlier - 0.5 * e * e / v) / (2 * .pi * v).squareRoot()
-        let pi = inlier / (inlier + outlierDensity)
-        let w = c * pi / v
-        a += w * Matrix3.outer(g, g)
-        b += (w * e) * g
-        return c * log(inlier + outlierDensity)
-    }
-
-    /// The same for a range residual under ``RangeErrorDensity`` (whose non-line-of-sight
-    /// part depends on `e` when it has a multipath term): `π = (1 − ε − η) N / p(e)`.
-    @inline(__always)
-    static func accumulateRange(_ e: Double, variance v: Double, gradient g: Vector3, multiplicity c: Double,
-                                density: RangeErrorDensity, a: inout Matrix3, b: inout Vector3) -> Double {
+                           density: RangeErrorDensity, a: inout Matrix3, b: inout Vector3) -> Double {
         let inlier = density.inlier(e, variance: v)
         let total = inlier + density.notInlier(e, variance: v)
         let w = c * (inlier / total) / v
@@ -96,8 +82,8 @@ public enum BatchRefinement {
                 let model = o.nominalRangeModel(from: e.antennaInWorld)
                 let (r, g) = model.linearised(at: x)
                 if r > 1e-6 {
-                    logLikelihood += accumulateRange(model.residual(e.rangeMetres, r), variance: model.variance, gradient: g,
-                                                     multiplicity: c, density: k.rangeDensity, a: &a, b: &b)
+                    logLikelihood += accumulate(model.residual(e.rangeMetres, r), variance: model.variance, gradient: g,
+                                                multiplicity: c, density: k.rangeDensity, a: &a, b: &b)
                 }
             }
             switch e.direction {
@@ -107,16 +93,16 @@ public enum BatchRefinement {
                 let (h, g) = model.linearised(at: x)
                 guard g != .zero else { break }   // on the device's ±Y axis: no information
                 logLikelihood += accumulate(model.residual(e.angles.x, h), variance: k.azVariance, gradient: g, multiplicity: c,
-                                            outlierDensity: k.angleOutlierDensity, logInlier: k.logInlier, a: &a, b: &b)
+                                            density: k.angleDensity, a: &a, b: &b)
             case .azimuthElevation:
                 let model = o.directionModel(from: e.antennaInWorld, worldFromDevice: e.worldFromDevice)
                 let (h, j) = model.linearised(at: x)
                 guard j.row0 != .zero else { break }
                 let residual = model.residual(e.angles, h)
                 logLikelihood += accumulate(residual.x, variance: k.azVariance, gradient: j.row0, multiplicity: c,
-                                            outlierDensity: k.angleOutlierDensity, logInlier: k.logInlier, a: &a, b: &b)
+                                            density: k.angleDensity, a: &a, b: &b)
                 logLikelihood += accumulate(residual.y, variance: k.elVariance, gradient: j.row1, multiplicity: c,
-                                            outlierDensity: k.angleOutlierDensity, logInlier: k.logInlier, a: &a, b: &b)
+                                            density: k.angleDensity, a: &a, b: &b)
             }
         }
         return (a, b, logLikelihood)

@@ -252,22 +252,23 @@ public struct FusionOptions: Sendable, Hashable {
 extension FusionOptions {
     /// The robust density of a range residual (``RangeErrorDensity``) with these options'
     /// outlier and multipath probabilities (excess `U(0, L)`).
-    @inlinable public var rangeErrorDensity: RangeErrorDensity {
-        RangeErrorDensity(outlierProbability: outlierProbability, outlierSpan: rangeOutlierSpan,
+    @inlinable public var rangeErrorDensity: RangeErrorDensity { rangeErrorDensity(outlierProbability: outlierProbability) }
+
+    /// The same density with gross-outlier probability `ε`.
+    @inlinable func rangeErrorDensity(outlierProbability eps: Double) -> RangeErrorDensity {
+        RangeErrorDensity(outlierProbability: eps, outlierSpan: rangeOutlierSpan,
                           excessProbability: rangeMultipathProbability, excessRange: 0...max(rangeMultipathMaximumExcess, 0))
     }
 
-    /// The range model from `antennaInWorld` with these options' noise and gate: the one
-    /// every estimator step (batch solver, acquisition gate, IMM) uses.
     /// The information one range carries, m⁻², under the radio's noise model: jitter and
     /// multipath, without the gross-outlier insurance (``RangeErrorDensity/fisherInformation(variance:)``;
     /// `1/σ_r²` for UWB). The evaluation's Cramér–Rao bound reads it.
     public var rangeFisherInformation: Double {
-        RangeErrorDensity(outlierProbability: 0, outlierSpan: 1, excessProbability: rangeMultipathProbability,
-                          excessRange: 0...max(rangeMultipathMaximumExcess, 0))
-            .fisherInformation(variance: rangeStandardDeviation * rangeStandardDeviation)
+        rangeErrorDensity(outlierProbability: 0).fisherInformation(variance: rangeStandardDeviation * rangeStandardDeviation)
     }
 
+    /// The range model from `antennaInWorld` with these options' noise and gate: the one
+    /// every estimator step (batch solver, acquisition gate, IMM) uses.
     /// The range model with the nominal noise `σ_r` alone: the batch acquisition's (see
     /// ``BatchRefinement``, which explains why it does not use `σ(z)`).
     @inlinable public func nominalRangeModel(from antennaInWorld: Vector3) -> RangeModel {
