@@ -28,7 +28,7 @@ public struct ObjectEvaluation: Codable, Sendable {
     /// bound at the same updates (1 is the best any unbiased estimator can do).
     public var rmseOverCRLB: Double?
     /// The 1σ bearing, degrees, at which the next figure is taken: the σ at which the engine
-    /// publishes this object's horizontal angle (``FusionOptions/horizontalAngleThreshold``
+    /// publishes this object's horizontal angle (`FusionOptions.horizontalAngleThreshold`
     /// of its radio: 3° for UWB, 10° for Channel Sounding).
     public var boundAngleDegrees: Double?
     /// Seconds from the object's first update to the first update at which the Cramér–Rao
@@ -181,9 +181,10 @@ struct ObjectScorer {
     var truth: Vector3?
     /// Fisher information of every range and direction so far, at the truth.
     var fisher = Matrix3.zero
-    /// The information of one of this object's ranges, m⁻² (``FusionOptions/rangeFisherInformation``,
-    /// computed at its first range).
-    var rangeInformation: Double?
+    /// What the object's radio gives (``FusionOptions/forRanging(_:)``), read at its first
+    /// scored update: the information of one range, m⁻² (``FusionOptions/rangeFisherInformation``),
+    /// and the bearing σ, radians, at which the engine publishes its angle.
+    var radio: (rangeInformation: Double, publishedAngle: Double)?
 
     init(object: String) {
         var confusion: [String: [String: Int]] = [:]
@@ -219,12 +220,15 @@ struct ObjectScorer {
         guard let p = truth, let device = pose else { return }
         let trueAngle = HorizontalAngle.angle(objectInWorld: p, devicePositionInWorld: device.positionInWorld,
                                               worldFromDevice: device.worldFromDevice)
+        if radio == nil {
+            let o = options.forRanging(header.ranging(of: evaluation.object))
+            radio = (o.rangeFisherInformation, o.horizontalAngleThreshold)
+            evaluation.boundAngleDegrees = Angle.degrees(radians: o.horizontalAngleThreshold)
+        }
         accumulateInformation(m, truth: p, device: device, trueAngle: trueAngle, header: header, options: options)
-        let publishedAt = options.forRanging(header.ranging(of: evaluation.object)).horizontalAngleThreshold
-        evaluation.boundAngleDegrees = Angle.degrees(radians: publishedAt)
         if boundAllowsTime == nil,
            let bound = RecordingEvaluation.horizontalAngleBound(fisher: fisher, object: p, device: device.positionInWorld),
-           bound <= publishedAt {
+           bound <= radio!.publishedAngle {
             boundAllowsTime = m.timestamp
             evaluation.boundAllowsAngleAfterSeconds = m.timestamp - firstUpdate!
         }
@@ -257,12 +261,9 @@ struct ObjectScorer {
     /// camera assistance).
     private mutating func accumulateInformation(_ m: UWBMeasurement, truth p: Vector3, device: DevicePose, trueAngle: Double?,
                                                 header: RecordingHeader, options: FusionOptions) {
-        if let r = m.distance, r > 0, header.capabilities.supportsPreciseDistanceMeasurement {
-            if rangeInformation == nil {
-                rangeInformation = options.forRanging(header.ranging(of: evaluation.object)).rangeFisherInformation
-            }
+        if let r = m.distance, r > 0, header.capabilities.supportsPreciseDistanceMeasurement, let radio {
             let u = (p - device.positionInWorld).normalized
-            fisher += rangeInformation! * Matrix3.outer(u, u)
+            fisher += radio.rangeInformation * Matrix3.outer(u, u)
         }
         if let d = m.directionInDevice, header.capabilities.supportsDirectionMeasurement {
             evaluation.rawDirectionCount += 1
