@@ -66,7 +66,8 @@ extension ObjectTracker {
         // Signal: how long since the radio last gave a usable range (fused or not: while VIO
         // is limited nothing is fused, yet the signal is fine).
         let signalAge = t - (lastRangeTime ?? firstUpdateTime ?? t)
-        if signalAge > options.signalTimeout || (lastRangeMetres ?? 0) > options.maximumRange {
+        let signalTimeout = options.signalTimeout, maximumRange = options.maximumRange
+        if signalAge > signalTimeout || (lastRangeMetres ?? 0) > maximumRange {
             reasons.insert(.insufficientSignalStrength)
         }
         let motionNow = decideMotion(options)
@@ -122,6 +123,8 @@ extension ObjectTracker {
     }
 
     /// `Σ wᵢ ‖μᵢ − a‖`, metres: the distance the estimate gives, whatever its bearing.
+    /// (Inlined: an outlined call from `publish` copied the whole tracker.)
+    @inline(__always)
     func fusedDistance(from antennaInWorld: Vector3) -> Double {
         if mixture.count == 1 { return (mixture.hypotheses[0].meanInWorld - antennaInWorld).length }
         var d = 0.0

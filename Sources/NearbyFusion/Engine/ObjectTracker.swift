@@ -132,13 +132,16 @@ struct ObjectTracker: Sendable {
         phase = .tracking
     }
 
-    /// The motion prior of this kind of object.
+    /// The motion prior of this kind of object. (Inlined, as `mayMove` below: an outlined
+    /// call from a mutating method copied the whole tracker, ~1.2 kB, to read two fields.)
+    @inline(__always)
     func motionPrior(_ options: FusionOptions) -> MotionPrior {
         kind == .peer ? options.peerMotionPrior : options.accessoryMotionPrior
     }
 
     /// Whether the object may be moving, as far as the app and its kind say: peers (people
     /// walk) unless the app says they keep still, and anything the app says moves.
+    @inline(__always)
     var mayMove: Bool { motionHint == .moving || (kind == .peer && motionHint != .stationary) }
 
     /// The estimated motion after this update: the app's hint when it gave one; otherwise,
