@@ -95,7 +95,7 @@ let benchmarks: @Sendable () -> Void = {
                             addedPositionVariance: 1e-7)
                 if let r = m.distance {
                     _ = imm.update(model: RangeModel(antennaInWorld: pose.positionInWorld, standardDeviation: 0.06, gate: 6.63),
-                                   measured: r, outlierProbability: 0.2, outlierSpan: 10, stationaryGateDecides: true)
+                                   measured: r, outlierProbability: 0.2, outlierSpan: 10, stationaryGate: .positiveResiduals)
                 }
                 if let d = m.directionInDevice {
                     _ = imm.update(model: DirectionModel(antennaInWorld: pose.positionInWorld, worldFromDevice: pose.worldFromDevice,

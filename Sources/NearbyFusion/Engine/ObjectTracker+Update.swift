@@ -361,13 +361,19 @@ extension ObjectTracker {
         var rangeAccepted = false
         let a = entry.antennaInWorld, rotation = entry.worldFromDevice
         // An object expected to keep still: while it is most probably still, its stationary
-        // model's range gate decides (NLOS bursts are not motion); once the directions have
-        // made motion the likelier mode, each model gates ranges for itself.
-        let stationaryGateDecides = !mayMove && motion.movingProbability < 0.5
+        // model's range gate decides for a range too long (NLOS bursts are not motion) — and,
+        // with ranges alone, for any range; once motion is the likelier mode, each model gates
+        // ranges for itself. A range too short while directions come is weighed by both models:
+        // no multipath shortens a range, and a tag picked up and carried toward the user was
+        // otherwise reported `moving` only once its directions alone had shown it (0.9 s after
+        // the pickup in the median run, up to 1.2 s; now 0.7 s and 0.9 s over 50 seeds).
+        let directionless = rangesAlone || ranging == .bluetoothChannelSounding
+        let stationaryGate: StationaryGate = mayMove || motion.movingProbability >= 0.5 ? .off
+            : (directionless ? .everyMeasurement : .positiveResiduals)
         if entry.hasRange {
             rangeAccepted = motion.update(model: o.rangeModel(from: a, measured: entry.rangeMetres),
                                        measured: entry.rangeMetres, outlierProbability: o.outlierProbability,
-                                       outlierSpan: o.rangeOutlierSpan, stationaryGateDecides: stationaryGateDecides)
+                                       outlierSpan: o.rangeOutlierSpan, stationaryGate: stationaryGate)
         }
         switch entry.direction {
         case .none: break

@@ -25,6 +25,26 @@ public struct MotionPrior: Sendable, Hashable {
     }
 }
 
+/// Which scalar measurements the stationary model's gate rejects for both models of an
+/// ``InteractingMultipleModel`` (used for ranges to objects expected to keep still).
+///
+/// A burst of non-line-of-sight ranges, all too long by 0.5–2 m with no change of direction,
+/// is otherwise indistinguishable from the object walking away, and the wider moving model
+/// would follow it out along the line of sight. Multipath only ever *lengthens* a range, so
+/// a range too *short* for the stationary model is not explained by it: it is evidence that
+/// the object moved (or that the estimate is wrong), and each model weighs it for itself.
+public enum StationaryGate: Sendable, Hashable {
+    /// Each model gates for itself.
+    case off
+    /// Measurements the stationary model gates out with a positive residual `z − h(p)` (a
+    /// range too long) are outliers for both models. For objects with a direction: the
+    /// directions confirm or deny the motion a short range suggests.
+    case positiveResiduals
+    /// Every measurement the stationary model gates out is an outlier for both. For objects
+    /// with ranges alone, where a short range has nothing else to confirm it.
+    case everyMeasurement
+}
+
 /// An interacting multiple model (IMM) filter over an object's position and velocity with
 /// two motion models: **stationary** (`p' = p`) and **constant velocity** driven by white
 /// acceleration noise (see ``KinematicGaussian``). The data choose between them: a tag on
@@ -141,17 +161,15 @@ public struct InteractingMultipleModel: Sendable, Hashable {
     /// likelihood by its robust factor `(1 − ε) N(ν; 0, s) + ε/span`. Returns whether
     /// either model accepted it.
     ///
-    /// `stationaryGateDecides`: a measurement the stationary model gates out is an outlier
-    /// for both models (neither is corrected; both get the outlier density, so the mode
-    /// probabilities do not move). For objects expected to keep still: a burst of
-    /// non-line-of-sight ranges, all too long by 0.5–2 m with no change of direction, is
-    /// otherwise indistinguishable from the object walking away, and the wider moving model
-    /// would follow it out along the line of sight.
+    /// `stationaryGate`: which measurements the stationary model's gate rejects for both
+    /// models (neither is corrected; both get the outlier density, so the mode probabilities
+    /// do not move); see ``StationaryGate``.
     public mutating func update<M: ScalarMeasurementModel>(model: M, measured z: Double,
                                                           outlierProbability eps: Double, outlierSpan: Double,
-                                                          stationaryGateDecides: Bool = false) -> Bool {
+                                                          stationaryGate: StationaryGate = .off) -> Bool {
         let outlier = eps / outlierSpan, inlier = 1 - eps
-        if stationaryGateDecides,
+        if stationaryGate != .off,
+           stationaryGate == .everyMeasurement || model.residual(z, model.predicted(stationary.positionInWorld)) > 0,
            model.normalizedInnovationSquared(z, at: stationary.positionInWorld, covariance: stationary.positionCovariance) > model.gate {
             // Both models get the same factor: the mode probabilities do not move.
             return false
