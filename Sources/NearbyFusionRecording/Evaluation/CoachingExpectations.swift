@@ -135,10 +135,25 @@ public enum CoachingCheck {
         }
     }
 
-    public static func check(recording path: String, expectations: [CoachingExpectation],
-                             options: FusionOptions = FusionOptions()) throws -> [CoachingVerdict] {
+    /// What a replay of the recording reported: each object's updates (time from the first
+    /// event, with the horizontal angle's error against the truth when it has one) and the
+    /// session-level changes.
+    struct Replayed {
         var samples: [String: [Sample]] = [:]
         var sessionChanges: [(Double, ConvergenceStatus)] = []
+        /// The last object update's time, seconds from the start.
+        var end = 0.0
+    }
+
+    public static func check(recording path: String, expectations: [CoachingExpectation],
+                             options: FusionOptions = FusionOptions()) throws -> [CoachingVerdict] {
+        let replayed = try replay(path: path, options: options)
+        return expectations.map { verdict(on: $0, replayed) }
+    }
+
+    /// Replays the recording once and keeps what the expectations read.
+    static func replay(path: String, options: FusionOptions) throws -> Replayed {
+        var replayed = Replayed()
         var start: Double?
         var ids: [String] = []
         var truth: [Vector3?] = []
@@ -152,52 +167,56 @@ public enum CoachingCheck {
             switch step {
             case .pose(let p, let change):
                 lastPose = p
-                if let c = change { sessionChanges.append((c.timestamp - t0, c.convergence.status)) }
+                if let c = change { replayed.sessionChanges.append((c.timestamp - t0, c.convergence.status)) }
             case .uwb(let k, let m, let e, _):
                 var angleError: Double?
                 if let a = e.horizontalAngle, let p = truth[k], let pose = lastPose,
                    let trueAngle = HorizontalAngle.angle(objectInWorld: p, devicePositionInWorld: pose.positionInWorld, worldFromDevice: pose.worldFromDevice) {
                     angleError = abs(Angle.degrees(radians: Angle.wrapped(a - trueAngle)))
                 }
-                samples[ids[k], default: []].append(Sample(time: m.timestamp - t0, estimate: e, angleError: angleError))
+                replayed.samples[ids[k], default: []].append(Sample(time: m.timestamp - t0, estimate: e, angleError: angleError))
             case .truth(let k, _, let p): truth[k] = p
             case .removed, .motionState: break
             }
         }
-        let end = samples.values.flatMap { $0.map(\.time) }.max() ?? 0
-        return expectations.map { x in
-            let window: [Sample]
-            if x.subject == "session" {
-                // The status in force at FROM, then every change inside the window.
-                var status: ConvergenceStatus = .unknown
-                for (t, s) in sessionChanges where t <= x.from { status = s }
-                var list = [Sample(time: x.from, session: status)]
-                for (t, s) in sessionChanges where t > x.from && t <= min(x.to, end) { list.append(Sample(time: t, session: s)) }
-                window = list
-            } else {
-                window = (samples[x.subject] ?? []).filter { $0.time >= x.from && $0.time <= x.to }
-            }
-            if window.isEmpty {
-                return CoachingVerdict(expectation: x, passed: false, considered: 0,
-                                       detail: samples[x.subject] == nil && x.subject != "session" ? "no object '\(x.subject)' in the recording" : "no update in the window")
-            }
-            var failures: [(Double, String)] = []
-            var successes = 0
-            for s in window {
-                let (ok, reported) = evaluate(x.clause, s)
-                if ok { successes += 1 } else { failures.append((s.time, reported)) }
-            }
-            switch x.quantifier {
-            case .always:
-                guard let first = failures.first else { return CoachingVerdict(expectation: x, passed: true, considered: window.count, detail: "") }
-                return CoachingVerdict(expectation: x, passed: false, considered: window.count,
-                                       detail: String(format: "at %.2f s reported %@ (%d of %d in the window)", first.0, first.1, failures.count, window.count))
-            case .eventually:
-                if successes > 0 { return CoachingVerdict(expectation: x, passed: true, considered: window.count, detail: "") }
-                let last = failures.last!
-                return CoachingVerdict(expectation: x, passed: false, considered: window.count,
-                                       detail: String(format: "never in %d updates; last reported %@ at %.2f s", window.count, last.1, last.0))
-            }
+        replayed.end = replayed.samples.values.flatMap { $0.map(\.time) }.max() ?? 0
+        return replayed
+    }
+
+    /// One expectation judged over the updates (or session states) in its window.
+    static func verdict(on x: CoachingExpectation, _ replayed: Replayed) -> CoachingVerdict {
+        let window: [Sample]
+        if x.subject == "session" {
+            // The status in force at FROM, then every change inside the window.
+            var status: ConvergenceStatus = .unknown
+            for (t, s) in replayed.sessionChanges where t <= x.from { status = s }
+            var list = [Sample(time: x.from, session: status)]
+            for (t, s) in replayed.sessionChanges where t > x.from && t <= min(x.to, replayed.end) { list.append(Sample(time: t, session: s)) }
+            window = list
+        } else {
+            window = (replayed.samples[x.subject] ?? []).filter { $0.time >= x.from && $0.time <= x.to }
+        }
+        if window.isEmpty {
+            return CoachingVerdict(expectation: x, passed: false, considered: 0,
+                                   detail: replayed.samples[x.subject] == nil && x.subject != "session"
+                                       ? "no object '\(x.subject)' in the recording" : "no update in the window")
+        }
+        var failures: [(Double, String)] = []
+        var successes = 0
+        for s in window {
+            let (ok, reported) = evaluate(x.clause, s)
+            if ok { successes += 1 } else { failures.append((s.time, reported)) }
+        }
+        switch x.quantifier {
+        case .always:
+            guard let first = failures.first else { return CoachingVerdict(expectation: x, passed: true, considered: window.count, detail: "") }
+            return CoachingVerdict(expectation: x, passed: false, considered: window.count,
+                                   detail: String(format: "at %.2f s reported %@ (%d of %d in the window)", first.0, first.1, failures.count, window.count))
+        case .eventually:
+            if successes > 0 { return CoachingVerdict(expectation: x, passed: true, considered: window.count, detail: "") }
+            let last = failures.last!
+            return CoachingVerdict(expectation: x, passed: false, considered: window.count,
+                                   detail: String(format: "never in %d updates; last reported %@ at %.2f s", window.count, last.1, last.0))
         }
     }
 
