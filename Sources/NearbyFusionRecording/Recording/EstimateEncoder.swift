@@ -5,40 +5,57 @@ import NearbyFusion
 /// needs; recordings, which must round-trip bit for bit, use ``JSONLines`` instead.
 public enum EstimateEncoder {
     /// Appends `d` as JSON; non-finite values (which the engine never publishes) as `null`.
+    ///
+    /// `|d| < 1e9`: `n = round(|d| · 10⁹)` is written as its integer part `n / 10⁹`, then, if
+    /// `n mod 10⁹ ≠ 0`, a point and those nine digits with trailing zeros removed. The
+    /// characters are formed right to left in a 24-byte stack buffer (sign, at most ten integer
+    /// digits, point, nine fraction digits) and appended to `out` in one copy.
     @inlinable
     public static func appendNumber(_ d: Double, to out: inout [UInt8]) {
-        guard d.isFinite else { out.append(contentsOf: "null".utf8); return }
+        guard d.isFinite else { append("null", to: &out); return }
         let magnitude = Swift.abs(d)
         guard magnitude < 1e9 else { out.append(contentsOf: "\(d)".utf8); return }
         let scaled = UInt64((magnitude * 1e9).rounded())
         if scaled == 0 { out.append(UInt8(ascii: "0")); return }
-        if d < 0 { out.append(UInt8(ascii: "-")) }
-        appendInteger(scaled / 1_000_000_000, to: &out)
-        var fraction = scaled % 1_000_000_000
-        guard fraction > 0 else { return }
-        var width = 9
-        while fraction % 10 == 0 { fraction /= 10; width -= 1 }
-        out.append(UInt8(ascii: "."))
-        // Leading zeros of the fraction, then its digits.
-        var digits = 1
-        var probe = fraction
-        while probe >= 10 { probe /= 10; digits += 1 }
-        for _ in 0..<(width - digits) { out.append(UInt8(ascii: "0")) }
-        appendInteger(fraction, to: &out)
+        var buffer: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &buffer) { b in
+            var i = b.count
+            var fraction = scaled % 1_000_000_000
+            let integer = scaled / 1_000_000_000
+            if fraction > 0 {
+                var width = 9
+                while fraction % 10 == 0 { fraction /= 10; width -= 1 }
+                // `width` digits, leading zeros of the fraction included.
+                i = writeDigits(fraction, count: width, endingAt: i, in: b)
+                i -= 1; b[i] = UInt8(ascii: ".")
+            }
+            var count = 1, power: UInt64 = 10
+            while count < 10 && integer >= power { count += 1; power &*= 10 }
+            i = writeDigits(integer, count: count, endingAt: i, in: b)
+            if d < 0 { i -= 1; b[i] = UInt8(ascii: "-") }
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: b[i...]))
+        }
     }
 
-    @inlinable
-    static func appendInteger(_ value: UInt64, to out: inout [UInt8]) {
-        if value < 10 { out.append(UInt8(ascii: "0") + UInt8(value)); return }
-        var v = value
-        var reversed: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                       UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var count = 0
-        withUnsafeMutableBytes(of: &reversed) { digits in
-            while v > 0 { digits[count] = UInt8(ascii: "0") + UInt8(v % 10); v /= 10; count += 1 }
-            for k in stride(from: count - 1, through: 0, by: -1) { out.append(digits[k]) }
+    /// "00", "01", … "99": two decimal digits per division.
+    @usableFromInline static let digitPairs: StaticString = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+
+    /// Writes the last `count` decimal digits of `value` (leading zeros included) so that they
+    /// end just before index `end` of `b`; returns the index of the first one.
+    @inlinable @inline(__always)
+    static func writeDigits(_ value: UInt64, count: Int, endingAt end: Int, in b: UnsafeMutableRawBufferPointer) -> Int {
+        var v = value, i = end, left = count
+        let pairs = digitPairs.utf8Start
+        while left >= 2 {
+            let k = Int(truncatingIfNeeded: v % 100) &* 2
+            v /= 100
+            i -= 2
+            b[i] = pairs[k]
+            b[i + 1] = pairs[k + 1]
+            left -= 2
         }
+        if left == 1 { i -= 1; b[i] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v % 10) }
+        return i
     }
 
     @inlinable
