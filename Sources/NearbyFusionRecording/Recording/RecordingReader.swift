@@ -173,6 +173,13 @@ public struct RecordingReader {
         var i = 0
         let n = b.count
         while i < n {
+            // Eight bytes at a time while they are ASCII and not NUL (a recording's lines are):
+            // no byte with its top bit set, and none zero, `(w − 0x01…01) & ~w & 0x80…80 = 0`.
+            if i + 8 <= n, let base = b.baseAddress {
+                let w = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+                let high: UInt64 = 0x8080_8080_8080_8080
+                if w & high == 0 && (w &- 0x0101_0101_0101_0101) & ~w & high == 0 { i += 8; continue }
+            }
             let c = b[i]
             if c < 0x80 {
                 if c == 0 { return "a NUL byte at column \(i + 1) (UTF-16 or binary data? recordings are UTF-8 text)" }
