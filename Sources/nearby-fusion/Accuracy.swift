@@ -50,8 +50,8 @@ struct Accuracy: ParsableCommand {
         rows.forEach { print($0) }
         if !motionRows.isEmpty {
             print("")
-            print("| moving object | first horizontalAngle median s | max s | 'moving' reported after start of motion median s | max s | never | worldTransform > 50 cm off for, longest median s | max s | velocity err median m/s |")
-            print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+            print("| moving object | first horizontalAngle median s | max s | 'moving' reported after start of motion median s | max s | never | worldTransform > 50 cm off for, longest median s | max s | velocity err median m/s | converged ↔ not after first, changes/min median | max |")
+            print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
             motionRows.forEach { print($0) }
         }
         if !channelSoundingRows.isEmpty {
@@ -124,6 +124,7 @@ struct Accuracy: ParsableCommand {
     static func motionRow(_ name: String, _ runs: [ScenarioRun]) -> String {
         func seconds(_ x: Double?) -> String { x.map { String(format: "%.1f", $0) } ?? "—" }
         var firstAngle: [Double] = [], reported: [Double] = [], stale: [Double] = [], velocityErrors: [Double] = []
+        var changes: [Double] = []
         var started = 0
         for run in runs {
             if let t = run.firstAngleTime { firstAngle.append(t) }
@@ -132,12 +133,14 @@ struct Accuracy: ParsableCommand {
                 if let t = run.movingReportedAfter { reported.append(t) }
             }
             stale.append(run.longestStaleTransform(beyond: 0.5))
+            if let c = run.convergenceChangesPerMinute { changes.append(c) }
             velocityErrors += run.updates.compactMap { u in u.estimate.velocity.map { ($0 - u.trueVelocity).length } }
         }
         return "| \(name) | \(seconds(Statistics.quantile(firstAngle, 0.5))) | \(seconds(firstAngle.max())) | "
             + "\(seconds(Statistics.quantile(reported, 0.5))) | \(seconds(reported.max())) | "
             + "\(started == 0 ? "—" : "\(started - reported.count)/\(started)") | "
             + "\(seconds(Statistics.quantile(stale, 0.5))) | \(seconds(stale.max())) | "
-            + "\(velocityErrors.isEmpty ? "—" : String(format: "%.2f", Statistics.quantile(velocityErrors, 0.5)!)) |"
+            + "\(velocityErrors.isEmpty ? "—" : String(format: "%.2f", Statistics.quantile(velocityErrors, 0.5)!)) | "
+            + "\(seconds(Statistics.quantile(changes, 0.5))) | \(seconds(changes.max())) |"
     }
 }

@@ -81,6 +81,8 @@ struct ObjectTracker: Sendable {
         /// Last verdicts, for the hysteresis of ``ConvergenceAnalysis``.
         var previousResolution = (horizontal: false, vertical: false)
         var lastAssessment: ConvergenceAssessment?
+        /// The position is judged by a moving object's thresholds (see `holdsMovingThresholds`).
+        var movingThresholdsHeld = false
     }
 
     init(objectID: String, kind: ObjectKind, ranging: RangingTechnology, options: FusionOptions) {
