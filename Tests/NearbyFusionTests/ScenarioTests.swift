@@ -203,6 +203,26 @@ struct ScenarioTests {
         #expect(far.convergence?.status.reasons.contains(.insufficientSignalStrength) == true)
     }
 
+    /// A lone multipath ghost beyond `maximumRange` among good ranges is no lost signal;
+    /// ranges all beyond it for the signal timeout are.
+    @Test func aLoneGhostRangeIsNotALostSignal() {
+        var engine = FusionEngine()
+        let h = engine.register(objectID: "tag")
+        _ = engine.ingest(DevicePose(timestamp: 0, positionInWorld: Vector3(0, 1.4, 0), worldFromDevice: .identity))
+        let reach = FusionOptions().maximumRange
+        func signalLost(_ t: Double, _ r: Double) -> Bool {
+            let e = engine.ingest(UWBMeasurement(timestamp: t, distance: r, directionInDevice: nil), for: h)
+            return e.convergence?.status.reasons.contains(.insufficientSignalStrength) == true
+        }
+        #expect(!signalLost(0.1, 29))
+        #expect(!signalLost(0.2, reach + 5), "one ghost")
+        #expect(!signalLost(0.3, 29))
+        #expect(!signalLost(1.0, reach + 9))
+        #expect(!signalLost(2.2, reach + 9), "1.9 s of ranges beyond reach")
+        #expect(signalLost(2.4, reach + 9), "2.1 s of ranges beyond reach")
+        #expect(!signalLost(2.5, 29))
+    }
+
     @Test func removedObjectStartsAfresh() {
         var engine = FusionEngine()
         let h = engine.register(objectID: "tag")

@@ -46,10 +46,7 @@ extension ObjectTracker {
             return estimate
         }
         let antennaInWorld = devicePose.positionInWorld + devicePose.worldFromDevice.rotate(context.options.antennaOffsetInDevice)
-        if let r = rawDistance {
-            lastRangeMetres = r
-            lastRangeTime = t
-        }
+        if let r = rawDistance, r <= context.options.maximumRange { lastUsableRangeTime = t }
         if devicePose.tracking == .normal {
             fuse(range: rawDistance, direction: rawDirection, at: t, pose: devicePose, antennaInWorld: antennaInWorld, context: context,
                  options: context.options)
@@ -63,13 +60,13 @@ extension ObjectTracker {
                                   antennaInWorld: Vector3, context: Context, options: FusionOptions) {
         var reasons: ConvergenceReasons = []
         if context.lightingLimited { reasons.insert(.insufficientLighting) }
-        // Signal: how long since the radio last gave a usable range (fused or not: while VIO
-        // is limited nothing is fused, yet the signal is fine).
-        let signalAge = t - (lastRangeTime ?? firstUpdateTime ?? t)
-        let signalTimeout = options.signalTimeout, maximumRange = options.maximumRange
-        if signalAge > signalTimeout || (lastRangeMetres ?? 0) > maximumRange {
-            reasons.insert(.insufficientSignalStrength)
-        }
+        // Signal: how long since the radio last gave a usable range — one within reach
+        // (`maximumRange`), fused or not: while VIO is limited nothing is fused, yet the signal
+        // is fine. Ranges all beyond reach for `signalTimeout` are as unusable as none; a lone
+        // ghost beyond it among good ranges is not (eee_01's anchor100, converged at 29 m,
+        // flashed `insufficientSignalStrength` on each 60–69 m multipath reading).
+        let signalAge = t - (lastUsableRangeTime ?? firstUpdateTime ?? t)
+        if signalAge > options.signalTimeout { reasons.insert(.insufficientSignalStrength) }
         let motionNow = decideMotion(options)
         estimate.motion = motionNow
         guard !mixture.isEmpty else {

@@ -57,9 +57,9 @@ struct ObjectTracker: Sendable {
     var pathLengthAtLastPrediction = 0.0
     /// Time the object was registered or first updated, seconds.
     var firstUpdateTime: Double?
-    var lastRangeMetres: Double?
-    /// Time of the last valid range the radio reported, seconds.
-    var lastRangeTime: Double?
+    /// Time of the last usable range the radio reported (valid, and within
+    /// ``FusionOptions/maximumRange``; fused or not), seconds.
+    var lastUsableRangeTime: Double?
     var consecutiveRejections = 0
     /// Of those, the ones a blocked line of sight does not explain (see
     /// `rejectionCallsForARestart`); the last rejected range, metres, and whether each of the
@@ -116,7 +116,7 @@ struct ObjectTracker: Sendable {
     mutating func remove() {
         resetEstimate()
         removed = true
-        lastRangeTime = nil
+        lastUsableRangeTime = nil
         firstUpdateTime = nil
         hasConverged = false
     }
