@@ -87,7 +87,19 @@ struct EvaluationCommandTests {
         #expect(missing.status == 1 && missing.stderr == "Error: no-such-place: no such file or folder\n")
     }
 
-    @Test(arguments: ["coached-sweep", "floor-above", "dark-room", "behind-user", "nlos-20-percent", "cs-coached-step"])
+    /// Every `Datasets/expectations/NAME.expect`, checked against `Datasets/NAME.jsonl`.
+    static var shippedExpectationNames: [String] {
+        let folder = CommandLineTests.packageRoot.appendingPathComponent("Datasets/expectations").path
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return files.filter { $0.hasSuffix(".expect") }.map { String($0.dropLast(".expect".count)) }.sorted()
+    }
+
+    @Test func everyShippedExpectationFileIsChecked() {
+        #expect(Self.shippedExpectationNames.count >= 9, "\(Self.shippedExpectationNames)")
+        #expect(Self.shippedExpectationNames.contains("walking-peer"))
+    }
+
+    @Test(arguments: shippedExpectationNames)
     func shippedExpectationsPass(name: String) throws {
         let result = try CommandLineTests.run(["coach", "Datasets/\(name).jsonl", "--expect", "Datasets/expectations/\(name).expect"])
         #expect(result.status == 0, "\(result.stdout)")
