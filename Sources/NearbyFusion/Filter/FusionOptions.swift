@@ -175,8 +175,9 @@ public struct FusionOptions: Sendable, Hashable {
     /// Seconds without a usable range (a valid one within ``maximumRange``) after which the
     /// signal counts as insufficient.
     public var signalTimeout: Double = 2.0
-    /// Ranges beyond this, metres, are too far to use (never fused; when every range is for
-    /// ``signalTimeout`` seconds, the signal is reported insufficient). UWB in line of sight ranges usefully to tens of metres: the real NTU
+    /// Ranges beyond this, metres, are too far to use (never fused; when every range for
+    /// ``signalTimeout`` seconds is beyond it, the signal is reported insufficient). UWB in
+    /// line of sight ranges usefully to tens of metres: the real NTU
     /// VIRAL sessions give usable ranges to 45 m, and a lone reading of 60–120 m among
     /// 20–30 m neighbours is a multipath ghost. Their noise is ``rangeErrorFraction``'s.
     public var maximumRange: Double = 60

@@ -168,11 +168,16 @@ public struct InteractingMultipleModel: Sendable, Hashable {
                                                           outlierProbability eps: Double, outlierSpan: Double,
                                                           stationaryGate: StationaryGate = .off) -> Bool {
         let outlier = eps / outlierSpan, inlier = 1 - eps
-        if stationaryGate != .off,
-           stationaryGate == .everyMeasurement || model.residual(z, model.predicted(stationary.positionInWorld)) > 0,
-           model.normalizedInnovationSquared(z, at: stationary.positionInWorld, covariance: stationary.positionCovariance) > model.gate {
-            // Both models get the same factor: the mode probabilities do not move.
-            return false
+        if stationaryGate != .off {
+            // The stationary model's first-order `ν = z ⊖ h(p)` and `ν²/s`, `s = hᵀPh + σ²`, from
+            // one linearisation.
+            let (predicted, h) = model.linearised(at: stationary.positionInWorld)
+            let nu = model.residual(z, predicted)
+            let nis = nu * nu / (stationary.positionCovariance.quadraticForm(h) + model.variance)
+            if nis > model.gate && (stationaryGate == .everyMeasurement || nu > 0) {
+                // Both models get the same factor: the mode probabilities do not move.
+                return false
+            }
         }
         let s = stationary.update(model: model, measured: z)
         let m = moving.update(model: model, measured: z)
