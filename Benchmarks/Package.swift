@@ -26,5 +26,15 @@ let package = Package(
             path: "Benchmarks/FusionBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        /// Steady-state engine updates in a loop, counted by `instructions.sh` under callgrind
+        /// (instructions do not vary with the machine's load, unlike the times above).
+        .executableTarget(
+            name: "SteadyStateUpdates",
+            dependencies: [
+                .product(name: "NearbyFusion", package: "NearbyFusion"),
+                .product(name: "NearbyFusionSimulation", package: "NearbyFusion"),
+            ],
+            path: "Benchmarks/SteadyStateUpdates"
+        ),
     ]
 )
