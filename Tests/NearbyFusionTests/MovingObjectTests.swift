@@ -85,6 +85,25 @@ struct MovingObjectTests {
         #expect(Statistics.quantile(delays, 0.5)! <= 1.0)
     }
 
+    /// A range too short now counts as motion for a tag with directions: still tags, with
+    /// their NLOS bursts and direction noise, must still never be reported moving.
+    @Test func stillTagsAreNeverReportedMoving() {
+        let scenarios: [(String, (UInt64) -> SimulationScenario)] = [
+            ("coached", { ScenarioCatalogue.coached(seed: $0) }), ("sideways", ScenarioCatalogue.sidewaysSweep),
+            ("nlos", ScenarioCatalogue.nlos), ("two tags", ScenarioCatalogue.twoTags),
+        ]
+        for (name, make) in scenarios {
+            for seed: UInt64 in 1...5 {
+                for object in make(seed).objects.map(\.id) {
+                    let run = ScenarioRun(make(seed), objectID: object)
+                    #expect(run.updates.count > 50, "\(name) seed \(seed) \(object)")
+                    let moving = run.updates.filter { $0.estimate.motion == .moving }
+                    #expect(moving.isEmpty, "\(name) seed \(seed) \(object): moving at \(moving.first?.estimate.timestamp ?? 0) s")
+                }
+            }
+        }
+    }
+
     @Test func theAppsHintIsTakenAtOnce() throws {
         let run = ScenarioRun(ScenarioCatalogue.tagPickedUp(seed: 3, hinted: true))
         #expect(run.movingReportedAfter == 0)
