@@ -14,9 +14,19 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
+        /// The tracked-object fixture both executables below step through.
+        .target(
+            name: "BenchmarkFixtures",
+            dependencies: [
+                .product(name: "NearbyFusion", package: "NearbyFusion"),
+                .product(name: "NearbyFusionSimulation", package: "NearbyFusion"),
+            ],
+            path: "Benchmarks/BenchmarkFixtures"
+        ),
         .executableTarget(
             name: "FusionBenchmarks",
             dependencies: [
+                "BenchmarkFixtures",
                 .product(name: "NearbyFusion", package: "NearbyFusion"),
                 .product(name: "NearbyFusionRecording", package: "NearbyFusion"),
                 .product(name: "NearbyFusionSimulation", package: "NearbyFusion"),
@@ -30,10 +40,7 @@ let package = Package(
         /// (instructions do not vary with the machine's load, unlike the times above).
         .executableTarget(
             name: "SteadyStateUpdates",
-            dependencies: [
-                .product(name: "NearbyFusion", package: "NearbyFusion"),
-                .product(name: "NearbyFusionSimulation", package: "NearbyFusion"),
-            ],
+            dependencies: ["BenchmarkFixtures"],
             path: "Benchmarks/SteadyStateUpdates"
         ),
     ]

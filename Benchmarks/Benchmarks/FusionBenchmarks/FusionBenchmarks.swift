@@ -4,41 +4,11 @@ import NearbyFusion
 import NearbyFusionRecording
 import NearbyFusionSimulation
 import NearbyFusionTestSupport
+import BenchmarkFixtures
 
 // Latency per fused update, allocations per update, and replay throughput. Every
 // single-update benchmark runs 1000 updates per iteration (`scalingFactor: .kilo`), so its
 // time and malloc figures read as ns and mallocs per update. Run: `swift package benchmark`.
-
-/// The coached scenario's poses and UWB updates once the object is tracked (after 4 s),
-/// replayed in a loop, with the engine state carried across iterations.
-struct TrackingFixture {
-    var poses: [DevicePose] = []
-    var updates: [UWBMeasurement] = []
-    var engine: FusionEngine
-    var handle: ObjectHandle
-    var handles: [ObjectHandle] = []
-
-    init(capabilities: DeviceCapabilities = .phone, objects: Int = 1, ranging: RangingTechnology = .uwb) {
-        let events = Simulator.events(for: ScenarioCatalogue.coached(seed: 1))
-        var engine = FusionEngine(capabilities: capabilities)
-        var lastPose: DevicePose?
-        for e in events {
-            if case .pose(let p) = e { lastPose = p }
-            if case .uwb(_, let m) = e, m.timestamp > 4, let p = lastPose { poses.append(p); updates.append(m) }
-        }
-        var handles: [ObjectHandle] = []
-        for k in 0..<objects {
-            // Every object is placed where the recording's tag is, so each one's updates are
-            // consistent with the ranges replayed to it.
-            let position = Vector3(-1.5, 1.0, -4.8)
-            handles.append(engine.register(objectID: "tag\(k)", ranging: ranging, knownPositionInWorld: position,
-                                           covariance: .scaledIdentity(0.05 * 0.05)))
-        }
-        self.engine = engine
-        self.handles = handles
-        handle = handles[0]
-    }
-}
 
 /// A box so a fixture can be mutated from inside the benchmark closure.
 final class Box<T>: @unchecked Sendable { var value: T; init(_ value: T) { self.value = value } }
@@ -122,17 +92,7 @@ let benchmarks: @Sendable () -> Void = {
         let counter = Box(0)
         perUpdate("Engine update with outputs: \(label)") { benchmark in
             for _ in benchmark.scaledIterations {
-                let k = counter.value % fixture.value.updates.count
-                var m = fixture.value.updates[k]
-                if !keepRange { m.distance = nil }
-                if !keepDirection { m.directionInDevice = nil }
-                // Keep time moving forward across laps of the loop.
-                let lap = Double(counter.value / fixture.value.updates.count) * 20
-                var pose = fixture.value.poses[k]
-                pose.timestamp += lap
-                m.timestamp += lap
-                _ = fixture.value.engine.ingest(pose)
-                blackHole(fixture.value.engine.ingest(m, for: fixture.value.handle))
+                blackHole(fixture.value.step(counter.value, range: keepRange, direction: keepDirection))
                 counter.value += 1
             }
         }
