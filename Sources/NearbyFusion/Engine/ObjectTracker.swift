@@ -46,8 +46,8 @@ struct ObjectTracker: Sendable {
     var updatesSinceRefinement = 0
     /// Σ q of every prediction since the bank was tiled, m² (VIO drift the batch adds back).
     var processVarianceSinceInitialisation = 0.0
-    /// Seconds since the bank was tiled.
-    var secondsSinceInitialisation = 0.0
+    /// When the current acquisition began (its first range), seconds.
+    var acquisitionStartTime = 0.0
     /// Device path length when the bank was tiled, metres.
     var pathLengthAtInitialisation = 0.0
     var movement = MovementAccumulator()
@@ -123,12 +123,18 @@ struct ObjectTracker: Sendable {
 
     /// Starts tracking from a known Gaussian position (an earlier session's anchor, or an
     /// acquisition that has settled).
-    mutating func startTracking(meanInWorld: Vector3, covariance: Matrix3, options: FusionOptions) {
+    mutating func startTracking(meanInWorld: Vector3, covariance: Matrix3, options: FusionOptions,
+                                kinematics: KinematicGaussian? = nil) {
         let prior = motionPrior(options)
-        motion = InteractingMultipleModel(
-            positionInWorld: meanInWorld, positionCovariance: covariance,
-            velocityPriorVariance: options.velocityPriorStandardDeviation * options.velocityPriorStandardDeviation,
-            movingProbability: motionHint == .moving ? 1 : (motionHint == .stationary ? 0 : prior.initialMovingProbability))
+        let velocityPriorVariance = options.velocityPriorStandardDeviation * options.velocityPriorStandardDeviation
+        let movingProbability = motionHint == .moving ? 1 : (motionHint == .stationary ? 0 : prior.initialMovingProbability)
+        if let kinematics {
+            motion = InteractingMultipleModel(kinematics: kinematics, velocityPriorVariance: velocityPriorVariance,
+                                              movingProbability: movingProbability)
+        } else {
+            motion = InteractingMultipleModel(positionInWorld: meanInWorld, positionCovariance: covariance,
+                                              velocityPriorVariance: velocityPriorVariance, movingProbability: movingProbability)
+        }
         mixture.reset(meanInWorld: meanInWorld, covariance: covariance)
         publishedVelocity = .zero
         phase = .tracking

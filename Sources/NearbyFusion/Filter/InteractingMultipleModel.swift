@@ -91,6 +91,17 @@ public struct InteractingMultipleModel: Sendable, Hashable {
         self.movingProbability = min(max(movingProbability, 0), 1)
     }
 
+    /// Starts from a position and velocity already estimated together (the batch of an object
+    /// that may move): the moving model takes `kinematics` as it is; the stationary model its
+    /// position, with the velocity prior (it is a hypothesis that the object keeps still).
+    public init(kinematics: KinematicGaussian, velocityPriorVariance: Double, movingProbability: Double) {
+        stationary = KinematicGaussian(positionInWorld: kinematics.positionInWorld, velocityInWorld: .zero,
+                                       positionCovariance: kinematics.positionCovariance,
+                                       velocityCovariance: Matrix3.scaledIdentity(velocityPriorVariance))
+        moving = kinematics
+        self.movingProbability = min(max(movingProbability, 0), 1)
+    }
+
     /// A placeholder for an object that is not tracked.
     public static let idle = InteractingMultipleModel(positionInWorld: .zero, positionCovariance: .identity,
                                                       velocityPriorVariance: 1, movingProbability: 0)

@@ -30,9 +30,13 @@ public struct WindowEntry: Sendable, Hashable {
     public var directionMissing: Bool
     /// How many original updates this entry stands for (thinning doubles it).
     public var multiplicity: Double
+    /// Time of the update, seconds (the recording's clock). The batch of an object that may
+    /// move places it at `x − v (t_now − t)` then (``BatchRefinement/refineMoving(_:window:now:start:options:addedVariance:)``).
+    public var timestamp: Double
 
     public init(antennaInWorld: Vector3, worldFromDevice: Quaternion, rangeMetres: Double, angles: Vector2,
-                hasRange: Bool, direction: DirectionContent, directionMissing: Bool, multiplicity: Double) {
+                hasRange: Bool, direction: DirectionContent, directionMissing: Bool, multiplicity: Double,
+                timestamp: Double = 0) {
         self.antennaInWorld = antennaInWorld
         self.worldFromDevice = worldFromDevice
         self.rangeMetres = rangeMetres
@@ -41,17 +45,19 @@ public struct WindowEntry: Sendable, Hashable {
         self.direction = direction
         self.directionMissing = directionMissing
         self.multiplicity = multiplicity
+        self.timestamp = timestamp
     }
 
     /// The entry for one sanitised update: a range counts up to `maximumRange`; a
     /// direction is azimuth only when the radio has no elevation or its device-frame `y`
     /// is exactly 0; a range without a direction is marked `directionMissing` when the
     /// radio could have given one (direction-capable, portrait hold: the device's +X axis
-    /// within ~45° of horizontal).
+    /// within ~45° of horizontal). `timestamp` is the update's time (the pose's when `nil`).
     public init(range: Double?, direction: Vector3?, pose: DevicePose, antennaInWorld: Vector3,
-                capabilities: DeviceCapabilities, options o: FusionOptions) {
+                capabilities: DeviceCapabilities, options o: FusionOptions, timestamp: Double? = nil) {
         self.init(antennaInWorld: antennaInWorld, worldFromDevice: pose.worldFromDevice, rangeMetres: 0, angles: Vector2(0, 0),
-                  hasRange: false, direction: .none, directionMissing: false, multiplicity: 1)
+                  hasRange: false, direction: .none, directionMissing: false, multiplicity: 1,
+                  timestamp: timestamp ?? pose.timestamp)
         if let r = range, r <= o.maximumRange { hasRange = true; rangeMetres = r }
         if let d = direction {
             if !capabilities.supportsElevationMeasurement || d.y == 0 {
@@ -91,7 +97,8 @@ public struct MeasurementWindow: Sendable {
         entries.append(entry)
     }
 
-    /// Keeps every other entry, each carrying the multiplicity of the pair it replaces.
+    /// Keeps every other entry, each carrying the multiplicity of the pair it replaces (and
+    /// the time of the first of the two).
     private mutating func thin() {
         var write = 0
         var read = 0

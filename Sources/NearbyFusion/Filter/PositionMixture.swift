@@ -11,6 +11,14 @@ public struct PositionHypothesis: Sendable, Hashable {
     public var priorMeanInWorld: Vector3
     public var priorCovariance: Matrix3
     public var priorLogWeight: Double
+    /// The constant velocity the batch of an object that may move fitted to this hypothesis,
+    /// m/s, world frame (``BatchRefinement/refineMoving(_:window:now:start:options:addedVariance:)``);
+    /// zero for a still object.
+    public var velocityInWorld = Vector3.zero
+    /// That velocity's covariance `P_vv` (m²/s²) and its cross-covariance with the position
+    /// `P_pv` (m²/s); zero for a still object.
+    public var velocityCovariance = Matrix3.zero
+    public var positionVelocityCovariance = Matrix3.zero
 
     public init(logWeight: Double, meanInWorld: Vector3, covariance: Matrix3) {
         self.logWeight = logWeight
@@ -294,6 +302,15 @@ public struct PositionMixture: Sendable {
         let p = (wa / w) * (a.covariance + Matrix3.outer(da, da)) + (wb / w) * (b.covariance + Matrix3.outer(db, db))
         let keep = wa >= wb ? a : b
         var result = PositionHypothesis(logWeight: m + log(w), meanInWorld: mean, covariance: p.symmetrized)
+        // The velocities of an object that may move merge the same way:
+        // `v̄ = Σ w v`, `P_vv = Σ w (P_vv + δv δvᵀ)`, `P_pv = Σ w (P_pv + δp δvᵀ)`.
+        let velocity = (wa * a.velocityInWorld + wb * b.velocityInWorld) / w
+        let dva = a.velocityInWorld - velocity, dvb = b.velocityInWorld - velocity
+        result.velocityInWorld = velocity
+        result.velocityCovariance = ((wa / w) * (a.velocityCovariance + Matrix3.outer(dva, dva))
+            + (wb / w) * (b.velocityCovariance + Matrix3.outer(dvb, dvb))).symmetrized
+        result.positionVelocityCovariance = (wa / w) * (a.positionVelocityCovariance + Matrix3.outer(da, dva))
+            + (wb / w) * (b.positionVelocityCovariance + Matrix3.outer(db, dvb))
         result.priorMeanInWorld = keep.priorMeanInWorld
         result.priorCovariance = keep.priorCovariance
         let la = a.priorLogWeight + logGaussianDensity(mean, mean: a.priorMeanInWorld, covariance: a.priorCovariance)
