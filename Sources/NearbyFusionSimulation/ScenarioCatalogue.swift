@@ -163,6 +163,18 @@ public enum ScenarioCatalogue {
         return s
     }
 
+    /// A watch ranging to a friend who walks at 0.4 m/s, turns a right angle at 12 s, stops at
+    /// 22 s and walks back at 30 s: no constant velocity explains their ranges, and ranges
+    /// alone cannot follow the turns — nothing may be published wrong.
+    public static func distanceOnlyTurningPeer(seed: UInt64) -> SimulationScenario {
+        var s = distanceOnlyWalkingPeer(seed: seed)
+        s.name = "distance-only-turning-peer"
+        s.objects[0].velocityInWorld = Vector3(0.4, 0, 0)
+        s.objects[0].velocityChanges = [.init(time: 12, velocityInWorld: Vector3(0, 0, 0.4)), .init(time: 22, velocityInWorld: .zero),
+                                        .init(time: 30, velocityInWorld: Vector3(-0.4, 0, 0))]
+        return s
+    }
+
     // MARK: Bluetooth Channel Sounding accessories (distance only)
 
     /// The coached sweeps, a 1 m step toward the object and one sideways, and the sweeps
@@ -247,7 +259,7 @@ public enum ScenarioCatalogue {
         ("two-tags", twoTags), ("walking-peer", walkingPeer), ("landscape-hold", landscapeHold),
         ("long-session", longSession), ("still-peer", stillPeer), ("peer-stop-and-go", peerStopAndGo),
         ("tag-picked-up", { tagPickedUp(seed: $0) }), ("tag-picked-up-hinted", { tagPickedUp(seed: $0, hinted: true) }),
-        ("distance-only-walking-peer", distanceOnlyWalkingPeer),
+        ("distance-only-walking-peer", distanceOnlyWalkingPeer), ("distance-only-turning-peer", distanceOnlyTurningPeer),
         ("cs-coached-step", { channelSoundingTag(seed: $0) }), ("cs-planar-sweeps", channelSoundingPlanar),
         ("cs-far", channelSoundingFar), ("cs-carried", { channelSoundingCarried(seed: $0) }),
         ("cs-carried-hinted", { channelSoundingCarried(seed: $0, hinted: true) }),

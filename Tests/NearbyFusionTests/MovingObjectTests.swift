@@ -138,8 +138,28 @@ struct MovingObjectTests {
             #expect(run.updates.allSatisfy { $0.estimate.velocity == nil && ($0.estimate.motion ?? .unknown) == .unknown }, "seed \(seed)")
             if let n = run.finalNEES { nees.append(n) }
         }
-        // Mean NEES of the final position over 20 seeds inside the χ²(3) band of the mean,
-        // 3 ± 1.96·√(6/20).
+        // Mean NEES of the final position over 20 seeds: never above the χ²(3) band of the mean,
+        // 3 + 1.96·√(6/20); cautious (1.6) because the batch's updates fade for walkers who
+        // turn (``FusionOptions/movingBatchMemory``), but nowhere near the 0.14 of before.
+        let mean = nees.reduce(0, +) / Double(nees.count)
+        let half = 1.96 * (6.0 / 20).squareRoot()
+        #expect(nees.count == 20)
+        #expect(mean > 1 && mean < 3 + half, "mean NEES \(mean)")
+    }
+
+    @Test func aDistanceOnlyPeerWhoTurnsAndStopsIsNeverPublishedWrongNorClaimedTooWell() {
+        // No constant velocity explains a friend who turns, stops and walks back: the batch's
+        // updates fade (20 s) and the trend of the range innovations restarts it. With the
+        // whole window and no trend test the final NEES averaged 29 over these 20 seeds
+        // (seed 17: 1.3 m off at σ 0.1 m, bearing σ 4°, one degree from publishing an angle
+        // ~35° off).
+        var nees: [Double] = []
+        for seed: UInt64 in 1...20 {
+            let run = ScenarioRun(ScenarioCatalogue.distanceOnlyTurningPeer(seed: seed))
+            #expect(run.horizontalAngleErrors.allSatisfy { Self.degrees($0) < 15 }, "seed \(seed)")
+            #expect(run.positionErrors.allSatisfy { $0 < 0.5 }, "seed \(seed)")
+            if let n = run.finalNEES { nees.append(n) }
+        }
         let mean = nees.reduce(0, +) / Double(nees.count)
         let half = 1.96 * (6.0 / 20).squareRoot()
         #expect(nees.count == 20)

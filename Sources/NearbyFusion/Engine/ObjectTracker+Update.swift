@@ -172,7 +172,11 @@ extension ObjectTracker {
             if phase != .idle { resetEstimate(); hasConverged = false }
             return
         }
-        if phase != .idle, ranging == .bluetoothChannelSounding, entry.hasRange,
+        // The same trend test guards the moving batch of a walker no direction reaches: a
+        // turn or a stop breaks its constant velocity, and the fit bends to the new ranges
+        // while claiming decimetres (distance-only-turning-peer seed 17: 1.3 m off at σ 0.1 m,
+        // bearing σ 4°, 5 s after the friend stopped) until enough ranges are rejected.
+        if phase != .idle, ranging == .bluetoothChannelSounding || (directionless && mayMove), entry.hasRange,
            movedAwayFromItsRanges(entry, options: o) {
             startOver(from: entry, at: t, pose: pose, context: context)
             return

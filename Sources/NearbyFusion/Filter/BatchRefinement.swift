@@ -35,6 +35,8 @@ public enum BatchRefinement {
         /// symmetric, `(1 − ε) N + ε/span`: ``RangeErrorDensity`` without its multipath term).
         let rangeDensity, angleDensity: RangeErrorDensity
         let options: FusionOptions
+        /// `1/T` of the moving batch's fading memory, 1/s (``FusionOptions/movingBatchMemory``).
+        let inverseMemory: Double
 
         init(_ o: FusionOptions) {
             azVariance = o.azimuthStandardDeviation * o.azimuthStandardDeviation
@@ -43,6 +45,7 @@ public enum BatchRefinement {
             angleDensity = RangeErrorDensity(outlierProbability: o.outlierProbability, outlierSpan: o.angleOutlierSpan,
                                              excessProbability: 0, excessRange: 0...0)
             options = o
+            inverseMemory = o.movingBatchMemory > 0 ? 1 / o.movingBatchMemory : 0
         }
     }
 
@@ -244,8 +247,9 @@ public enum BatchRefinement {
         n.bv = tau0 * lu - velocityInformation * v
         let o = k.options
         for e in window.entries {
-            let c = e.multiplicity
             let tau = max(now - e.timestamp, 0)
+            // Fading memory: an update `τ` old counts `exp(−τ/T)` (T = movingBatchMemory).
+            let c = e.multiplicity * exp(-tau * k.inverseMemory)
             let p = x - tau * v
             if e.hasRange {
                 let model = o.nominalRangeModel(from: e.antennaInWorld)
@@ -288,6 +292,10 @@ public enum BatchRefinement {
     /// approximation: `μᵢ = x*`, `Pᵢ = (A⁻¹)_xx + q I`, `vᵢ = v*` with `(A⁻¹)_vv` and `(A⁻¹)_xv`. Evidence:
     /// `log wᵢ = log w₀ᵢ − f* − ½ log det(2π P₀ᵢ) − ½ log det(2π σ_v² I) + ½ log det(2π A⁻¹)`
     /// (the map from `(p(t₀), v)` to `(x, v)` has unit Jacobian).
+    ///
+    /// No walker keeps one velocity for long, so the window's updates fade: one `τ` seconds
+    /// old counts `exp(−τ/T)` times (`c_k ← c_k e^{−τ_k/T}`, ``FusionOptions/movingBatchMemory``),
+    /// the information-filter form of a velocity that wanders.
     ///
     /// Whether the motion is observable is exactly what the Laplace covariance says: ranges
     /// alone determine a moving object only once the observer's own motion breaks the
