@@ -129,4 +129,40 @@ struct FilterTests {
         #expect(h.velocityCovariance.trace > 0 && h.velocityCovariance.trace < 0.01)
         #expect((still.hypotheses[0].meanInWorld - truthNow).length > 1)
     }
+
+    @Test func multipathBurstChainReducesToIndependentRangesAndDiscountsARun() throws {
+        // A still tag 4 m ahead, Channel Sounding noise; the device sweeps sideways and up and
+        // down for 12 s at 4 Hz; from 5 s to 7 s every range is 1.2 m long (one reflection
+        // that lasted). Seeded jitter.
+        var noise = NoiseStream(seed: 11, source: "burst-chain")
+        let truth = Vector3(0.8, 1.0, -3.9)
+        var window = MeasurementWindow(capacity: 200)
+        for k in 0..<48 {
+            let t = Double(k) * 0.25
+            let a = Vector3(0.4 * sin(1.3 * t), 1.4 + 0.3 * sin(0.7 * t), 0.2 * sin(0.3 * t))
+            var range = (truth - a).length + noise.gaussian(standardDeviation: 0.35)
+            if t >= 5, t <= 7 { range += 1.2 }
+            window.append(WindowEntry(antennaInWorld: a, worldFromDevice: .identity, rangeMetres: range, angles: Vector2(0, 0),
+                                      hasRange: true, direction: .none, directionMissing: false, multiplicity: 1, timestamp: t))
+        }
+        func refined(burstSeconds: Double) -> PositionHypothesis {
+            var o = FusionOptions().forRanging(.bluetoothChannelSounding)
+            o.rangeMultipathBurstSeconds = burstSeconds
+            var mixture = PositionMixture(capacity: 4)
+            mixture.reset([PositionHypothesis(logWeight: 0, meanInWorld: truth + Vector3(0.3, 0.2, -0.3), covariance: .scaledIdentity(0.5)),
+                           PositionHypothesis(logWeight: 0, meanInWorld: truth + Vector3(-0.6, 0, 0.4), covariance: .scaledIdentity(0.5))])
+            BatchRefinement.refine(&mixture, window: window, options: o)
+            return mixture.hypotheses[0]
+        }
+        // A chain that forgets its state between two ranges is the independent model.
+        let independent = refined(burstSeconds: 0), forgetful = refined(burstSeconds: 1e-6)
+        #expect((independent.meanInWorld - forgetful.meanInWorld).length < 1e-9)
+        #expect(abs(independent.logWeight - forgetful.logWeight) < 1e-9)
+        #expect(abs(independent.covariance.trace - forgetful.covariance.trace) < 1e-12)
+        // With bursts of 0.8 s the run of long ranges is one reflection: it pulls the fit
+        // less than eight independent long ranges do.
+        let bursty = refined(burstSeconds: 0.8)
+        let pullIndependent = (independent.meanInWorld - truth).length, pullBursty = (bursty.meanInWorld - truth).length
+        #expect(pullBursty < pullIndependent, "bursty \(pullBursty) m vs independent \(pullIndependent) m")
+    }
 }

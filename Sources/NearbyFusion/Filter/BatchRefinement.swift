@@ -37,6 +37,10 @@ public enum BatchRefinement {
         let options: FusionOptions
         /// `1/T` of the moving batch's fading memory, 1/s (``FusionOptions/movingBatchMemory``).
         let inverseMemory: Double
+        /// The multipath chain (``FusionOptions/rangeMultipathBurstSeconds``): `η` and the rate
+        /// `λ + μ = 1/(τ (1 − η))` at which it forgets its state, 1/s; 0 for independent ranges.
+        let multipathProbability: Double
+        let burstForgettingRate: Double
 
         init(_ o: FusionOptions) {
             azVariance = o.azimuthStandardDeviation * o.azimuthStandardDeviation
@@ -46,6 +50,9 @@ public enum BatchRefinement {
                                              excessProbability: 0, excessRange: 0...0)
             options = o
             inverseMemory = o.movingBatchMemory > 0 ? 1 / o.movingBatchMemory : 0
+            multipathProbability = rangeDensity.excessProbability
+            burstForgettingRate = o.rangeMultipathBurstSeconds > 0 && multipathProbability > 0 && multipathProbability < 1
+                ? 1 / (o.rangeMultipathBurstSeconds * (1 - multipathProbability)) : 0
         }
     }
 
@@ -75,6 +82,9 @@ public enum BatchRefinement {
     /// Normal equations and robust log-likelihood of the window at `x`.
     static func linearise(at x: Vector3, window: MeasurementWindow, k: Constants,
                           priorInformation: Matrix3, priorMean: Vector3) -> (a: Matrix3, b: Vector3, logLikelihood: Double) {
+        if k.burstForgettingRate > 0 {
+            return lineariseWithBursts(at: x, window: window, k: k, priorInformation: priorInformation, priorMean: priorMean)
+        }
         var a = priorInformation
         var b = priorInformation * (priorMean - x)
         var logLikelihood = 0.0
@@ -104,6 +114,110 @@ public enum BatchRefinement {
                 let model = o.azimuthModel(from: e.antennaInWorld, worldFromDevice: e.worldFromDevice)
                 let (h, g) = model.linearised(at: x)
                 guard g != .zero else { break }   // on the device's ±Y axis: no information
+                logLikelihood += accumulate(model.residual(e.angles.x, h), variance: k.azVariance, gradient: g, multiplicity: c,
+                                            density: k.angleDensity, a: &a, b: &b)
+            case .azimuthElevation:
+                let model = o.directionModel(from: e.antennaInWorld, worldFromDevice: e.worldFromDevice)
+                let (h, j) = model.linearised(at: x)
+                guard j.row0 != .zero else { break }
+                let residual = model.residual(e.angles, h)
+                logLikelihood += accumulate(residual.x, variance: k.azVariance, gradient: j.row0, multiplicity: c,
+                                            density: k.angleDensity, a: &a, b: &b)
+                logLikelihood += accumulate(residual.y, variance: k.elVariance, gradient: j.row1, multiplicity: c,
+                                            density: k.angleDensity, a: &a, b: &b)
+            }
+        }
+        return (a, b, logLikelihood)
+    }
+
+    /// Normal equations and log-likelihood of the window at `x` when multipath comes in bursts
+    /// (``FusionOptions/rangeMultipathBurstSeconds``): each range is line of sight (state A)
+    /// or multipath (state B) and the state is a two-state Markov chain in time, so that a
+    /// run of long ranges is one reflection that lasted, not many independent ones that each
+    /// pull the fit.
+    ///
+    /// - Emissions, splitting ``RangeErrorDensity`` by state: `p_A(e) = [(1 − ε − η) N(e; 0, v)
+    ///   + (1 − η) ε/span] / (1 − η)`, `p_B(e) = [η q(e) + η ε/span] / η`, so that
+    ///   `(1 − η) p_A + η p_B = p(e)`; an entry of multiplicity `c` emits `p^c`.
+    /// - Transitions over the gap `Δt` between ranges, stationary `P(B) = η`, mean burst `τ`:
+    ///   with `ρ = exp(−Δt/(τ(1 − η)))`, `P(A→B) = η (1 − ρ)`, `P(B→B) = η + (1 − η) ρ`. With
+    ///   `ρ = 0` the ranges are independent and this is exactly the likelihood of
+    ///   ``linearise(at:window:k:priorInformation:priorMean:)``.
+    /// - Forward–backward (scaled): `log L = Σ log s_k`, the posterior `γ_k(A)`; the normal
+    ///   equations weigh range `k` by `c γ_k(A) π_k / v`, `π_k` the line-of-sight share of
+    ///   `p_A(e_k)` — the EM weights of this model, as the independent case uses
+    ///   `(1 − ε − η) N / p(e)`.
+    /// Scratch lives in a temporary stack allocation (ten values per entry): nothing on the heap.
+    static func lineariseWithBursts(at x: Vector3, window: MeasurementWindow, k: Constants,
+                                    priorInformation: Matrix3, priorMean: Vector3) -> (a: Matrix3, b: Vector3, logLikelihood: Double) {
+        var a = priorInformation
+        var b = priorInformation * (priorMean - x)
+        var logLikelihood = 0.0
+        let o = k.options
+        let eta = k.multipathProbability
+        let outlier = k.rangeDensity.outlierDensity
+        let count = window.entries.count
+        let width = 10
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: width * max(count, 1)) { scratch in
+            // Per range: e, g (3), v, line-of-sight share, α_A, ρ into it, scaled emissions A, B.
+            var m = 0
+            var previousTime = 0.0, alphaA = 1 - eta
+            for e in window.entries where e.hasRange {
+                let model = o.nominalRangeModel(from: e.antennaInWorld)
+                let (r, g) = model.linearised(at: x)
+                guard r > 1e-6 else { continue }
+                let residual = model.residual(e.rangeMetres, r), v = model.variance, c = e.multiplicity
+                let inlier = k.rangeDensity.inlier(residual, variance: v)
+                let losPart = inlier + (1 - eta) * outlier
+                let logA = c * log(losPart / (1 - eta))
+                let logB = c * log((k.rangeDensity.excess(residual, variance: v) + eta * outlier) / eta)
+                let top = max(logA, logB)
+                let emitA = exp(logA - top), emitB = exp(logB - top)
+                let rho = m == 0 ? 0 : exp(-max(e.timestamp - previousTime, 0) * k.burstForgettingRate)
+                let predictedA = m == 0 ? 1 - eta : alphaA * (1 - eta * (1 - rho)) + (1 - alphaA) * (1 - eta) * (1 - rho)
+                let fA = predictedA * emitA, fB = (1 - predictedA) * emitB
+                let total = fA + fB
+                logLikelihood += log(total) + top
+                alphaA = fA / total
+                let base = m * width
+                scratch[base] = residual
+                scratch[base + 1] = g.x; scratch[base + 2] = g.y; scratch[base + 3] = g.z
+                scratch[base + 4] = v
+                scratch[base + 5] = c * inlier / losPart
+                scratch[base + 6] = alphaA
+                scratch[base + 7] = rho
+                scratch[base + 8] = emitA; scratch[base + 9] = emitB
+                previousTime = e.timestamp
+                m += 1
+            }
+            // Backward pass: β_k(s) = Σ_s' P(s→s'; ρ_{k+1}) p_{s'}(e_{k+1}) β_{k+1}(s'), scaled.
+            var betaA = 1.0, betaB = 1.0
+            for j in stride(from: m - 1, through: 0, by: -1) {
+                let base = j * width
+                let aA = scratch[base + 6]
+                let posteriorA = aA * betaA / (aA * betaA + (1 - aA) * betaB)
+                let w = posteriorA * scratch[base + 5] / scratch[base + 4]
+                let g = Vector3(scratch[base + 1], scratch[base + 2], scratch[base + 3])
+                a += w * Matrix3.outer(g, g)
+                b += (w * scratch[base]) * g
+                let rho = scratch[base + 7]
+                let nextA = scratch[base + 8] * betaA, nextB = scratch[base + 9] * betaB
+                let fromA = (1 - eta * (1 - rho)) * nextA + eta * (1 - rho) * nextB
+                let fromB = (1 - eta) * (1 - rho) * nextA + (eta + (1 - eta) * rho) * nextB
+                let scale = max(fromA, fromB)
+                betaA = fromA / scale
+                betaB = fromB / scale
+            }
+        }
+        // Directions (none for Channel Sounding) are independent of the chain.
+        for e in window.entries where e.direction != .none {
+            let c = e.multiplicity
+            switch e.direction {
+            case .none: break
+            case .azimuth:
+                let model = o.azimuthModel(from: e.antennaInWorld, worldFromDevice: e.worldFromDevice)
+                let (h, g) = model.linearised(at: x)
+                guard g != .zero else { break }
                 logLikelihood += accumulate(model.residual(e.angles.x, h), variance: k.azVariance, gradient: g, multiplicity: c,
                                             density: k.angleDensity, a: &a, b: &b)
             case .azimuthElevation:

@@ -19,6 +19,10 @@ import Foundation
 /// - **gross outlier** (probability `ε`): uniform over `span`, so that no single range can
 ///   wipe out a hypothesis.
 ///
+/// The batch weighs ranges through a two-state Markov chain when multipath comes in bursts
+/// (``FusionOptions/rangeMultipathBurstSeconds``); this density is then the chain's
+/// marginal, split by state into `(1 − η) p_A + η p_B`.
+///
 /// With `η = 0` this is the symmetric model the UWB radio uses (`(1 − ε) N + ε/span`);
 /// Channel Sounding sets `η` (``FusionOptions/channelSoundingMultipathProbability``), and
 /// the simulator describes its own Channel Sounding noise with the same type.
@@ -51,7 +55,12 @@ public struct RangeErrorDensity: Sendable, Hashable {
     /// `p(e) − (1 − ε − η) N(e; 0, v) = η q(e) + ε/span`: what explains `e` if the range is
     /// not line of sight. `Φ(x) = ½ erfc(−x/√2)`.
     @inlinable public func notInlier(_ e: Double, variance v: Double) -> Double {
-        guard excessDensity > 0 else { return outlierDensity }
+        excess(e, variance: v) + outlierDensity
+    }
+
+    /// `η q(e)`, the multipath part of `p(e)` (0 without a multipath term).
+    @inlinable public func excess(_ e: Double, variance v: Double) -> Double {
+        guard excessDensity > 0 else { return 0 }
         let scale = (2 * v).squareRoot()
         // Φ(x₀) − Φ(x₁), x₀ = (e − b₀)/√v > x₁ = (e − b₁)/√v, from the tails that do not
         // cancel: ½[erfc(−x₀/√2) − erfc(−x₁/√2)] left of the plateau, ½[erfc(x₁/√2) − erfc(x₀/√2)]
@@ -61,8 +70,11 @@ public struct RangeErrorDensity: Sendable, Hashable {
         if u1 > 0 { q = 0.5 * (erfc(u1) - erfc(u0)) }
         else if u0 < 0 { q = 0.5 * (erfc(-u0) - erfc(-u1)) }
         else { q = 1 - 0.5 * (erfc(u0) + erfc(-u1)) }
-        return excessDensity * q + outlierDensity
+        return excessDensity * q
     }
+
+    /// `η`, the probability of the multipath term.
+    @inlinable public var excessProbability: Double { excessDensity * (excessMaximum - excessMinimum) }
 
     /// `p(e)`, m⁻¹.
     @inlinable public func density(_ e: Double, variance v: Double) -> Double {
