@@ -41,6 +41,9 @@ public enum BatchRefinement {
         /// `λ + μ = 1/(τ (1 − η))` at which it forgets its state, 1/s; 0 for independent ranges.
         let multipathProbability: Double
         let burstForgettingRate: Double
+        /// `ρ_j = exp(−(λ + μ)(t_j − t_prev))` for each window entry (the previous range's
+        /// time), filled once per refinement: they do not depend on the position.
+        var persistence: UnsafeBufferPointer<Double>? = nil
 
         init(_ o: FusionOptions) {
             azVariance = o.azimuthStandardDeviation * o.azimuthStandardDeviation
@@ -162,18 +165,26 @@ public enum BatchRefinement {
             // Per range: e, g (3), v, line-of-sight share, α_A, ρ into it, scaled emissions A, B.
             var m = 0
             var previousTime = 0.0, alphaA = 1 - eta
-            for e in window.entries where e.hasRange {
+            for (index, e) in window.entries.enumerated() where e.hasRange {
                 let model = o.nominalRangeModel(from: e.antennaInWorld)
                 let (r, g) = model.linearised(at: x)
                 guard r > 1e-6 else { continue }
                 let residual = model.residual(e.rangeMetres, r), v = model.variance, c = e.multiplicity
                 let inlier = k.rangeDensity.inlier(residual, variance: v)
                 let losPart = inlier + (1 - eta) * outlier
-                let logA = c * log(losPart / (1 - eta))
-                let logB = c * log((k.rangeDensity.excess(residual, variance: v) + eta * outlier) / eta)
-                let top = max(logA, logB)
-                let emitA = exp(logA - top), emitB = exp(logB - top)
-                let rho = m == 0 ? 0 : exp(-max(e.timestamp - previousTime, 0) * k.burstForgettingRate)
+                // Emissions (densities of order 1/m; the forward pass renormalises each step).
+                // An entry standing for c updates emits p^c, scaled by the larger of the two.
+                var emitA = losPart / (1 - eta)
+                var emitB = (k.rangeDensity.excess(residual, variance: v) + eta * outlier) / eta
+                var top = 0.0
+                if c != 1 {
+                    let logA = c * log(emitA), logB = c * log(emitB)
+                    top = max(logA, logB)
+                    emitA = exp(logA - top)
+                    emitB = exp(logB - top)
+                }
+                let rho = m == 0 ? 0
+                    : (k.persistence?[index] ?? exp(-max(e.timestamp - previousTime, 0) * k.burstForgettingRate))
                 let predictedA = m == 0 ? 1 - eta : alphaA * (1 - eta * (1 - rho)) + (1 - alphaA) * (1 - eta) * (1 - rho)
                 let fA = predictedA * emitA, fB = (1 - predictedA) * emitB
                 let total = fA + fB
@@ -246,7 +257,24 @@ public enum BatchRefinement {
     ///   drift (``FusionOptions/vioDriftFraction``).
     public static func refine(_ mixture: inout PositionMixture, window: MeasurementWindow, options o: FusionOptions,
                               addedVariance: Double = 0) {
-        let k = Constants(o)
+        var k = Constants(o)
+        guard k.burstForgettingRate > 0 else {
+            refineEach(&mixture, window: window, k: k, addedVariance: addedVariance)
+            return
+        }
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: max(window.entries.count, 1)) { persistence in
+            var previous: Double?
+            for (j, e) in window.entries.enumerated() {
+                persistence[j] = previous.map { exp(-max(e.timestamp - $0, 0) * k.burstForgettingRate) } ?? 0
+                if e.hasRange { previous = e.timestamp }
+            }
+            k.persistence = UnsafeBufferPointer(persistence)
+            refineEach(&mixture, window: window, k: k, addedVariance: addedVariance)
+        }
+    }
+
+    /// ``refine(_:window:options:addedVariance:)`` for every hypothesis, with `k` prepared.
+    static func refineEach(_ mixture: inout PositionMixture, window: MeasurementWindow, k: Constants, addedVariance: Double) {
         mixture.transformEach { h in
             guard let priorInformation = h.priorCovariance.inverse else { return }
             let mu0 = h.priorMeanInWorld
