@@ -111,26 +111,36 @@ public enum BatchRefinement {
                                                 multiplicity: c, density: k.rangeDensity, a: &a, b: &b)
                 }
             }
-            switch e.direction {
-            case .none: break
-            case .azimuth:
-                let model = o.azimuthModel(from: e.antennaInWorld, worldFromDevice: e.worldFromDevice)
-                let (h, g) = model.linearised(at: x)
-                guard g != .zero else { break }   // on the device's ±Y axis: no information
-                logLikelihood += accumulate(model.residual(e.angles.x, h), variance: k.azVariance, gradient: g, multiplicity: c,
-                                            density: k.angleDensity, a: &a, b: &b)
-            case .azimuthElevation:
-                let model = o.directionModel(from: e.antennaInWorld, worldFromDevice: e.worldFromDevice)
-                let (h, j) = model.linearised(at: x)
-                guard j.row0 != .zero else { break }
-                let residual = model.residual(e.angles, h)
-                logLikelihood += accumulate(residual.x, variance: k.azVariance, gradient: j.row0, multiplicity: c,
-                                            density: k.angleDensity, a: &a, b: &b)
-                logLikelihood += accumulate(residual.y, variance: k.elVariance, gradient: j.row1, multiplicity: c,
-                                            density: k.angleDensity, a: &a, b: &b)
-            }
+            logLikelihood += accumulateDirection(of: e, at: x, k: k, a: &a, b: &b)
         }
         return (a, b, logLikelihood)
+    }
+
+    /// Adds an entry's direction residuals (azimuth, and elevation when it has one) at `x` to
+    /// the normal equations of a fixed point, weighed by the symmetric robust angle density;
+    /// returns their `c log p`. Nothing on the device's ±Y axis, where the azimuth is undefined.
+    @inline(__always)
+    static func accumulateDirection(of e: WindowEntry, at x: Vector3, k: Constants, a: inout Matrix3, b: inout Vector3) -> Double {
+        let o = k.options, c = e.multiplicity
+        switch e.direction {
+        case .none:
+            return 0
+        case .azimuth:
+            let model = o.azimuthModel(from: e.antennaInWorld, worldFromDevice: e.worldFromDevice)
+            let (h, g) = model.linearised(at: x)
+            guard g != .zero else { return 0 }
+            return accumulate(model.residual(e.angles.x, h), variance: k.azVariance, gradient: g, multiplicity: c,
+                              density: k.angleDensity, a: &a, b: &b)
+        case .azimuthElevation:
+            let model = o.directionModel(from: e.antennaInWorld, worldFromDevice: e.worldFromDevice)
+            let (h, j) = model.linearised(at: x)
+            guard j.row0 != .zero else { return 0 }
+            let residual = model.residual(e.angles, h)
+            return accumulate(residual.x, variance: k.azVariance, gradient: j.row0, multiplicity: c,
+                              density: k.angleDensity, a: &a, b: &b)
+                + accumulate(residual.y, variance: k.elVariance, gradient: j.row1, multiplicity: c,
+                             density: k.angleDensity, a: &a, b: &b)
+        }
     }
 
     /// Normal equations and log-likelihood of the window at `x` when multipath comes in bursts
@@ -222,25 +232,7 @@ public enum BatchRefinement {
         }
         // Directions (none for Channel Sounding) are independent of the chain.
         for e in window.entries where e.direction != .none {
-            let c = e.multiplicity
-            switch e.direction {
-            case .none: break
-            case .azimuth:
-                let model = o.azimuthModel(from: e.antennaInWorld, worldFromDevice: e.worldFromDevice)
-                let (h, g) = model.linearised(at: x)
-                guard g != .zero else { break }
-                logLikelihood += accumulate(model.residual(e.angles.x, h), variance: k.azVariance, gradient: g, multiplicity: c,
-                                            density: k.angleDensity, a: &a, b: &b)
-            case .azimuthElevation:
-                let model = o.directionModel(from: e.antennaInWorld, worldFromDevice: e.worldFromDevice)
-                let (h, j) = model.linearised(at: x)
-                guard j.row0 != .zero else { break }
-                let residual = model.residual(e.angles, h)
-                logLikelihood += accumulate(residual.x, variance: k.azVariance, gradient: j.row0, multiplicity: c,
-                                            density: k.angleDensity, a: &a, b: &b)
-                logLikelihood += accumulate(residual.y, variance: k.elVariance, gradient: j.row1, multiplicity: c,
-                                            density: k.angleDensity, a: &a, b: &b)
-            }
+            logLikelihood += accumulateDirection(of: e, at: x, k: k, a: &a, b: &b)
         }
         return (a, b, logLikelihood)
     }
