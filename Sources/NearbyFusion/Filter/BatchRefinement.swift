@@ -174,7 +174,7 @@ public enum BatchRefinement {
         withUnsafeTemporaryAllocation(of: Double.self, capacity: width * max(count, 1)) { scratch in
             // Per range: e, g (3), v, line-of-sight share, α_A, ρ into it, scaled emissions A, B.
             var m = 0
-            var previousTime = 0.0, alphaA = 1 - eta
+            var alphaA = 1 - eta
             for (index, e) in window.entries.enumerated() where e.hasRange {
                 let model = o.nominalRangeModel(from: e.antennaInWorld)
                 let (r, g) = model.linearised(at: x)
@@ -193,8 +193,8 @@ public enum BatchRefinement {
                     emitA = exp(logA - top)
                     emitB = exp(logB - top)
                 }
-                let rho = m == 0 ? 0
-                    : (k.persistence?[index] ?? exp(-max(e.timestamp - previousTime, 0) * k.burstForgettingRate))
+                // ρ of the gap from the previous range (``refine`` fills them; none: independent).
+                let rho = m == 0 ? 0 : (k.persistence?[index] ?? 0)
                 let predictedA = m == 0 ? 1 - eta : alphaA * (1 - eta * (1 - rho)) + (1 - alphaA) * (1 - eta) * (1 - rho)
                 let fA = predictedA * emitA, fB = (1 - predictedA) * emitB
                 let total = fA + fB
@@ -208,7 +208,6 @@ public enum BatchRefinement {
                 scratch[base + 6] = alphaA
                 scratch[base + 7] = rho
                 scratch[base + 8] = emitA; scratch[base + 9] = emitB
-                previousTime = e.timestamp
                 m += 1
             }
             // Backward pass: β_k(s) = Σ_s' P(s→s'; ρ_{k+1}) p_{s'}(e_{k+1}) β_{k+1}(s'), scaled.

@@ -72,11 +72,10 @@ public struct FusionOptions: Sendable, Hashable {
     public var blockedRangeJump: Double = 1.0
 
     // MARK: Process noise
-    /// Random-walk intensity of a stationary accessory's world position, m²/s: absorbs
-    /// slow VIO drift. `P ← P + q Δt I`.
+    /// Random-walk intensity of an object's world position, m²/s: absorbs slow VIO drift.
+    /// `P ← P + q Δt I`. (An object that may move is followed by its velocity: the IMM's
+    /// constant-velocity model while tracked, the moving batch while acquired.)
     public var accessoryRandomWalk: Double = 1e-6
-    /// Random-walk intensity for a peer (a person carrying a phone may walk), m²/s.
-    public var peerRandomWalk: Double = 0.05
     /// Extra position variance per metre the device travels, m²/m (VIO drift grows
     /// with distance travelled). `P ← P + k_d Δs I`.
     public var driftVariancePerMetre: Double = 1e-4

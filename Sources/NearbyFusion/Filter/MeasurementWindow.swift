@@ -36,7 +36,7 @@ public struct WindowEntry: Sendable, Hashable {
 
     public init(antennaInWorld: Vector3, worldFromDevice: Quaternion, rangeMetres: Double, angles: Vector2,
                 hasRange: Bool, direction: DirectionContent, directionMissing: Bool, multiplicity: Double,
-                timestamp: Double = 0) {
+                timestamp: Double) {
         self.antennaInWorld = antennaInWorld
         self.worldFromDevice = worldFromDevice
         self.rangeMetres = rangeMetres
