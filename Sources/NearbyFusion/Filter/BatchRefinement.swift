@@ -421,7 +421,7 @@ public enum BatchRefinement {
     /// `f(x, v) = ½ uᵀ P₀⁻¹ u + ½ |v|²/σ_v² − Σ_k c_k log p(e_k(p_k))`, `u = x − τ₀ v − μ₀`
     /// (the tile prior on where it was when the acquisition began, `τ₀ = now − t₀`), is
     /// minimised by the same reweighted Gauss–Newton as ``refine(_:window:options:addedVariance:)``
-    /// (but from the hypothesis's last solution, not its prior) on the 6×6 normal equations (``MovingNormalEquations``, solved by 3×3 blocks). Laplace
+    /// (but from the hypothesis's last solution, not its prior) on the 6×6 normal equations (`MovingNormalEquations`, solved by 3×3 blocks). Laplace
     /// approximation: `μᵢ = x*`, `Pᵢ = (A⁻¹)_xx + q I`, `vᵢ = v*` with `(A⁻¹)_vv` and `(A⁻¹)_xv`. Evidence:
     /// `log wᵢ = log w₀ᵢ − f* − ½ log det(2π P₀ᵢ) − ½ log det(2π σ_v² I) + ½ log det(2π A⁻¹)`
     /// (the map from `(p(t₀), v)` to `(x, v)` has unit Jacobian).
@@ -437,9 +437,13 @@ public enum BatchRefinement {
     /// `(σ_v T / 2)²`, which by 35 s called a 0.1 m/s walker ±17 m (mean NEES 0.14 on
     /// `distance-only-walking-peer`).
     /// - Parameters:
-    ///   - now: the time of the latest update, seconds; `start`: when the acquisition began.
-    ///   - addedVariance: m², added to each position covariance (VIO drift over the window,
-    ///     and the walker's departure from a constant velocity).
+    ///   - mixture: the bank; each hypothesis is re-solved from its last solution, under its
+    ///     own tile prior, and gets a velocity.
+    ///   - window: the stored updates, each with its time.
+    ///   - now: the time of the latest update, seconds (the position solved for is this one).
+    ///   - start: when the acquisition began, seconds (the tile priors hold then).
+    ///   - o: the noise, outlier, velocity-prior and memory settings.
+    ///   - addedVariance: m², added to each position covariance (VIO drift over the window).
     public static func refineMoving(_ mixture: inout PositionMixture, window: MeasurementWindow, now: Double, start: Double,
                                     options o: FusionOptions, addedVariance: Double = 0) {
         let k = Constants(o)
