@@ -21,6 +21,36 @@ struct ReliabilityTests {
         #expect(Vector3(1e308, 1e308, 0).scaledLength.isFinite && Vector3(3, 4, 0).scaledLength == 5)
     }
 
+    @Test func anUpdateAtNoFiniteTimeIsPassedThroughAndChangesNothing() {
+        // Through the library (the recording reader rejects such a time with file:line:key):
+        // a Channel Sounding tag's published distance is its fused one, computed from the pose
+        // at the update's time — NaN for a NaN time before this guard.
+        func run(insertingAt special: Double?) -> [NearbyObjectEstimate] {
+            var engine = FusionEngine()
+            let tag = engine.register(objectID: "tag", ranging: .bluetoothChannelSounding)
+            var out: [NearbyObjectEstimate] = []
+            for k in 0..<200 {
+                let t = Double(k) * 0.05
+                let p = Vector3(0.5 * sin(t), 1.4 + 0.3 * sin(0.7 * t), 0.3 * sin(0.3 * t))
+                _ = engine.ingest(DevicePose(timestamp: t, positionInWorld: p, worldFromDevice: .identity))
+                guard k % 2 == 0 else { continue }
+                let range = (Vector3(1, 1, -4) - p).length
+                if k == 100, let special {
+                    let odd = engine.ingest(UWBMeasurement(timestamp: special, distance: range, directionInDevice: nil), for: tag)
+                    #expect(odd.distance == range && odd.worldTransform == nil && odd.horizontalAngle == nil, "\(special)")
+                }
+                out.append(engine.ingest(UWBMeasurement(timestamp: t, distance: range, directionInDevice: nil), for: tag))
+            }
+            return out
+        }
+        let clean = run(insertingAt: nil)
+        for special in [Double.nan, .infinity, -.infinity] {
+            let withOdd = run(insertingAt: special)
+            #expect(withOdd.map(\.distance) == clean.map(\.distance), "\(special)")
+            #expect(withOdd.allSatisfy { $0.distance.map(\.isFinite) ?? true })
+        }
+    }
+
     @Test func hugeTruthGetsOneVerdictAndLargeErrorsStayFinite() throws {
         // Issue 10, items 5 and 8: truth at 1e308 made `evaluate --json` die and the table
         // print inf and -nan. A coordinate beyond 1,000 km is now an error of the recording,

@@ -28,8 +28,6 @@ extension ObjectTracker {
     mutating func ingest(_ measurement: UWBMeasurement, context: Context) -> NearbyObjectEstimate {
         let t = measurement.timestamp
         let capabilities = context.capabilities
-        if firstUpdateTime == nil { firstUpdateTime = t }
-        removed = false
 
         // Sanitise the raw measurement: a non-finite or non-positive range, or a
         // non-finite or zero direction, is treated as absent (never propagated).
@@ -39,6 +37,12 @@ extension ObjectTracker {
         if !capabilities.supportsDirectionMeasurement || ranging == .bluetoothChannelSounding { rawDirection = nil }
 
         var estimate = NearbyObjectEstimate(timestamp: t, objectID: objectID, distance: rawDistance, direction: rawDirection)
+        // An update at no finite time cannot be placed among the poses (its interpolated pose
+        // would be NaN, and a Channel Sounding object's fused distance with it): the radio's
+        // own values are passed through, nothing is fused and no state changes.
+        guard t.isFinite else { return estimate }
+        if firstUpdateTime == nil { firstUpdateTime = t }
+        removed = false
         guard context.cameraAssistanceEnabled else { return estimate }
         guard let devicePose = context.devicePose else {
             estimate.convergence = AlgorithmConvergence(status: .unknown)
