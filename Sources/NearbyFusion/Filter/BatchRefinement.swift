@@ -116,31 +116,53 @@ public enum BatchRefinement {
         return (a, b, logLikelihood)
     }
 
-    /// Adds an entry's direction residuals (azimuth, and elevation when it has one) at `x` to
-    /// the normal equations of a fixed point, weighed by the symmetric robust angle density;
-    /// returns their `c log p`. Nothing on the device's ±Y axis, where the azimuth is undefined.
+    /// Calls `body(residual, variance, gradient)` for an entry's direction residuals at the
+    /// position `p` (azimuth, and elevation when it has one), the gradient taken with respect
+    /// to `p`. Nothing on the device's ±Y axis, where the azimuth is undefined.
     @inline(__always)
-    static func accumulateDirection(of e: WindowEntry, at x: Vector3, k: Constants, a: inout Matrix3, b: inout Vector3) -> Double {
-        let o = k.options, c = e.multiplicity
+    static func forEachDirectionResidual(of e: WindowEntry, at p: Vector3, k: Constants,
+                                         _ body: (Double, Double, Vector3) -> Void) {
+        let o = k.options
         switch e.direction {
         case .none:
-            return 0
+            return
         case .azimuth:
             let model = o.azimuthModel(from: e.antennaInWorld, worldFromDevice: e.worldFromDevice)
-            let (h, g) = model.linearised(at: x)
-            guard g != .zero else { return 0 }
-            return accumulate(model.residual(e.angles.x, h), variance: k.azVariance, gradient: g, multiplicity: c,
-                              density: k.angleDensity, a: &a, b: &b)
+            let (h, g) = model.linearised(at: p)
+            guard g != .zero else { return }
+            body(model.residual(e.angles.x, h), k.azVariance, g)
         case .azimuthElevation:
             let model = o.directionModel(from: e.antennaInWorld, worldFromDevice: e.worldFromDevice)
-            let (h, j) = model.linearised(at: x)
-            guard j.row0 != .zero else { return 0 }
+            let (h, j) = model.linearised(at: p)
+            guard j.row0 != .zero else { return }
             let residual = model.residual(e.angles, h)
-            return accumulate(residual.x, variance: k.azVariance, gradient: j.row0, multiplicity: c,
-                              density: k.angleDensity, a: &a, b: &b)
-                + accumulate(residual.y, variance: k.elVariance, gradient: j.row1, multiplicity: c,
-                             density: k.angleDensity, a: &a, b: &b)
+            body(residual.x, k.azVariance, j.row0)
+            body(residual.y, k.elVariance, j.row1)
         }
+    }
+
+    /// Adds an entry's direction residuals at `x` to the normal equations of a fixed point,
+    /// weighed by the symmetric robust angle density; returns their `c log p`.
+    @inline(__always)
+    static func accumulateDirection(of e: WindowEntry, at x: Vector3, k: Constants, a: inout Matrix3, b: inout Vector3) -> Double {
+        var logTerm = 0.0
+        forEachDirectionResidual(of: e, at: x, k: k) { residual, variance, g in
+            logTerm += accumulate(residual, variance: variance, gradient: g, multiplicity: e.multiplicity,
+                                  density: k.angleDensity, a: &a, b: &b)
+        }
+        return logTerm
+    }
+
+    /// `Σ c_k log ρ(θ_k)` over the entries whose direction was missing, `θ_k` the off-axis
+    /// angle of the object at `position(e)` then (``FusionOptions/missingDirectionLikelihood(offAxisAngle:)``).
+    @inline(__always)
+    static func logMissingDirections(_ window: MeasurementWindow, k: Constants, position: (WindowEntry) -> Vector3) -> Double {
+        var sum = 0.0
+        for e in window.entries where e.directionMissing && e.direction == .none {
+            let theta = DeviceAngles.offAxisAngle(e.worldFromDevice.inverseRotate(position(e) - e.antennaInWorld))
+            sum += e.multiplicity * log(max(k.options.missingDirectionLikelihood(offAxisAngle: theta), 1e-300))
+        }
+        return sum
     }
 
     /// Normal equations and log-likelihood of the window at `x` when multipath comes in bursts
@@ -298,11 +320,7 @@ public enum BatchRefinement {
                 if !accepted { break }
             }
             guard x.isFinite, let covariance = current.a.inverse, covariance.isFinite, covariance.determinant > 0 else { return }
-            var logMissing = 0.0
-            for e in window.entries where e.directionMissing && e.direction == .none {
-                let theta = DeviceAngles.offAxisAngle(e.worldFromDevice.inverseRotate(x - e.antennaInWorld))
-                logMissing += e.multiplicity * log(max(k.options.missingDirectionLikelihood(offAxisAngle: theta), 1e-300))
-            }
+            let logMissing = logMissingDirections(window, k: k) { _ in x }
             let logPriorNormaliser = -0.5 * (log(max(h.priorCovariance.determinant, 1e-300)) + 3 * log(2 * .pi))
             let logVolume = 0.5 * (log(covariance.determinant) + 3 * log(2 * .pi))
             h.meanInWorld = x
@@ -392,21 +410,8 @@ public enum BatchRefinement {
                           density: k.rangeDensity)
                 }
             }
-            switch e.direction {
-            case .none: break
-            case .azimuth:
-                let model = o.azimuthModel(from: e.antennaInWorld, worldFromDevice: e.worldFromDevice)
-                let (h, g) = model.linearised(at: p)
-                guard g != .zero else { break }
-                n.add(model.residual(e.angles.x, h), variance: k.azVariance, gradient: g, age: tau, multiplicity: c,
-                      density: k.angleDensity)
-            case .azimuthElevation:
-                let model = o.directionModel(from: e.antennaInWorld, worldFromDevice: e.worldFromDevice)
-                let (h, j) = model.linearised(at: p)
-                guard j.row0 != .zero else { break }
-                let residual = model.residual(e.angles, h)
-                n.add(residual.x, variance: k.azVariance, gradient: j.row0, age: tau, multiplicity: c, density: k.angleDensity)
-                n.add(residual.y, variance: k.elVariance, gradient: j.row1, age: tau, multiplicity: c, density: k.angleDensity)
+            forEachDirectionResidual(of: e, at: p, k: k) { residual, variance, g in
+                n.add(residual, variance: variance, gradient: g, age: tau, multiplicity: c, density: k.angleDensity)
             }
         }
         return n
@@ -496,12 +501,7 @@ public enum BatchRefinement {
             }
             guard x.isFinite, v.isFinite, let solution = current.solve(), solution.positionCovariance.isFinite,
                   solution.positionCovariance.determinant > 0 else { return }
-            var logMissing = 0.0
-            for e in window.entries where e.directionMissing && e.direction == .none {
-                let p = x - max(now - e.timestamp, 0) * v
-                let theta = DeviceAngles.offAxisAngle(e.worldFromDevice.inverseRotate(p - e.antennaInWorld))
-                logMissing += e.multiplicity * log(max(k.options.missingDirectionLikelihood(offAxisAngle: theta), 1e-300))
-            }
+            let logMissing = logMissingDirections(window, k: k) { x - max(now - $0.timestamp, 0) * v }
             let logPriorNormaliser = -0.5 * (log(max(h.priorCovariance.determinant, 1e-300)) + 3 * log(2 * .pi))
                 + logVelocityPriorNormaliser
             let logVolume = 0.5 * (-solution.logDeterminant + 6 * log(2 * .pi))
