@@ -331,10 +331,11 @@ struct RealSessionTests {
         let changes = try #require(pooled.statusChangesPerMinute)
         #expect(share >= 0.9, "converged after first \(share)")
         #expect(changes <= 1, "\(changes) status changes a minute")
-        // First convergence after the Cramér–Rao bound allows a 3° angle: the issue asks for
-        // 15 s; measured 16.6 s for eee_01's farthest anchor (30–40 m), ≤ 3 s for the others.
+        // First convergence within 15 s of the moment the Cramér–Rao bound allows a 3° angle
+        // (the issue's bound): measured 11.4 s for eee_01 (anchor101), ≤ 3 s for sbs_01.
+        // eee_01's anchor100 took 16.6 s while an acquisition restart cleared its window.
         let lag = try #require(pooled.convergenceLagSeconds)
-        #expect(lag <= 20, "convergence \(lag) s after the bound allows 3°")
+        #expect(lag <= 15, "convergence \(lag) s after the bound allows 3°")
         // Every anchor, not just the pool: no worldTransform metres off, and each holds its
         // convergence (sbs_01's anchor101 lost it to 30 s of blocked, +5–15 m ranges, was
         // re-acquired from them and published 11 m off, converged for 77 % of the rest).
@@ -425,5 +426,56 @@ struct BlockedLineOfSightTests {
         let moved = Self.run(blocked: 20, excess: -3 ... -1.5)
         #expect(moved.convergedAt40)
         #expect(moved.convergedShare < 0.8, "converged \(moved.convergedShare)")
+    }
+}
+
+@Suite("an acquisition restarted")
+struct AcquisitionRestartTests {
+    /// A distance-only device circling level (radius 0.6 m, 1.4 m up) for 15 s around a still
+    /// tag 1 m above its plane — the circle fixes the bearing and leaves the above/below mirror
+    /// open, so the tag stays in acquisition with its angle published — then six ranges 2 m
+    /// too long (as after a blocked first range), which the bank rejects and restarts on, then
+    /// 2.5 s of clean ranges. Returns whether the angle was right just before the burst, and
+    /// for each update from the burst on its time and the published angle's error (nil: none).
+    static func run() -> (rightBefore: Bool, after: [(t: Double, angleError: Double?)]) {
+        var engine = FusionEngine(capabilities: .distanceOnly)
+        let tag = engine.register(objectID: "tag")
+        let truth = Vector3(1.0, 2.4, -4.0)
+        var noise = NoiseStream(seed: 11, source: "restart-test")
+        var rightBefore = false
+        var after: [(Double, Double?)] = []
+        var t = 0.0
+        while t < 18 {
+            let position = Vector3(0.6 * sin(0.6 * t), 1.4, 0.6 * cos(0.6 * t))
+            _ = engine.ingest(DevicePose(timestamp: t, positionInWorld: position, worldFromDevice: .identity))
+            var r = (truth - position).length + noise.gaussian(standardDeviation: 0.05)
+            if t >= 15 && t < 15.55 { r += 2 }
+            let e = engine.ingest(UWBMeasurement(timestamp: t + 0.001, distance: r, directionInDevice: nil), for: tag)
+            let trueAngle = HorizontalAngle.angle(objectInWorld: truth, devicePositionInWorld: position, worldFromDevice: .identity)!
+            let error = e.horizontalAngle.map { abs(Angle.wrapped($0 - trueAngle)) }
+            if t >= 14.85 && t < 15 { rightBefore = error.map { $0 < Angle.radians(degrees: 3) } ?? false }
+            if t >= 15 { after.append((t, error)) }
+            t += 0.1
+        }
+        return (rightBefore, after)
+    }
+
+    /// The restart re-tiles the sphere but re-solves the new bank from the stored window: the
+    /// circle already driven still fixes the bearing. Clearing the window (before) left no
+    /// angle for the rest of the run (3 s; a new sweep was needed) — and on the real drone
+    /// session eee_01 it cost anchor100 15 s of convergence (see `retile` in the tracker).
+    @Test func aRestartedAcquisitionKeepsWhatMotionMeasured() {
+        let run = Self.run()
+        #expect(run.rightBefore)
+        // Within 1 s of the burst's end the angle is back, and from then on every update
+        // publishes it, within 3°.
+        let settled = run.after.filter { $0.t >= 16.55 }
+        #expect(!settled.isEmpty)
+        for u in settled {
+            #expect(u.angleError.map { $0 < Angle.radians(degrees: 3) } == true, "at \(u.t) s: \(String(describing: u.angleError))")
+        }
+        // Nothing wrong is published in between (a restart's bank spread over the sphere publishes
+        // no angle rather than a wrong one).
+        #expect(run.after.allSatisfy { ($0.angleError ?? 0) < Angle.radians(degrees: 5) })
     }
 }
