@@ -122,15 +122,9 @@ public struct ScenarioRun: Sendable {
     /// Changes between converged and not converged per minute after the first convergence
     /// (as `evaluate`'s "changes/min" counts them); `nil` before any convergence.
     public var convergenceChangesPerMinute: Double? {
-        guard let first = firstConvergedTime, let last = updates.last?.estimate.timestamp, last > first else { return nil }
-        var changes = 0
-        var was = true
-        for u in updates where u.estimate.timestamp > first {
-            let converged = u.estimate.convergence?.status.isConverged == true
-            if converged != was { changes += 1 }
-            was = converged
-        }
-        return Double(changes) / ((last - first) / 60)
+        var stability = ConvergenceStability()
+        for u in updates { stability.add(converged: u.estimate.convergence?.status.isConverged == true, at: u.estimate.timestamp) }
+        return stability.changesPerMinute
     }
 
     /// The longest run of time, seconds, during which every published `worldTransform` was

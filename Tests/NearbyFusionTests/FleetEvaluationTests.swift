@@ -18,6 +18,24 @@ struct FleetEvaluationTests {
         return (0..<n).map { _ in exp(2 * (-2 * log(uniform())).squareRoot() * cos(2 * .pi * uniform()) - 3) }
     }
 
+    /// The converged-after-first counts behind `evaluate`'s and `accuracy`'s columns: nothing
+    /// counts before the first convergence, that one is not a change, and a pool adds counts.
+    @Test func convergenceStabilityCountsFromTheFirstConvergence() throws {
+        var s = ConvergenceStability()
+        let statuses: [(Double, Bool)] = [(0, false), (1, false), (2, true), (3, true), (4, false), (5, true), (8, true)]
+        for (t, c) in statuses { s.add(converged: c, at: t) }
+        #expect(s.firstConvergedAt == 2 && s.updates == 5 && s.converged == 4 && s.changes == 2 && s.seconds == 6)
+        #expect(try #require(s.convergedShare) == 0.8)
+        #expect(try #require(s.changesPerMinute) == 20)
+        var never = ConvergenceStability()
+        never.add(converged: false, at: 1)
+        #expect(never.convergedShare == nil && never.changesPerMinute == nil)
+        var pool = never
+        pool.merge(s)
+        pool.merge(s)
+        #expect(pool.updates == 10 && pool.changes == 4 && pool.seconds == 12 && pool.changesPerMinute == 20)
+    }
+
     @Test func sketchQuantilesAreWithinHalfAPercentAndMergingIsExact() throws {
         let values = Self.errors(20_000, seed: 11)
         let whole = ErrorSketch(values)

@@ -15,8 +15,17 @@ public struct EvaluationPool: Codable, Sendable, Equatable {
     public var published: [String: Int] = [:]
     public var rawDirectionCount = 0
     public var convergedCount = 0, falseConvergedCount = 0
+    /// ``ConvergenceStability``'s counts, flat in the JSON document.
     public var updatesAfterFirst = 0, convergedAfterFirst = 0, statusChanges = 0
     public var secondsAfterFirst = 0.0
+    /// The four counts above as one ``ConvergenceStability``.
+    var stability: ConvergenceStability {
+        get { ConvergenceStability(updates: updatesAfterFirst, converged: convergedAfterFirst, changes: statusChanges, seconds: secondsAfterFirst) }
+        set {
+            updatesAfterFirst = newValue.updates; convergedAfterFirst = newValue.converged
+            statusChanges = newValue.changes; secondsAfterFirst = newValue.seconds
+        }
+    }
     public var verticalConfusion: [String: [String: Int]] = [:]
     /// Per update: horizontal-angle errors (°), position errors (m), NEES, CRLB √tr (m), the
     /// errors of converged updates (m), the raw radio's angle errors (°).
@@ -43,10 +52,7 @@ public struct EvaluationPool: Codable, Sendable, Equatable {
             rawDirectionCount += o.rawDirectionCount
             convergedCount += o.convergedCount
             falseConvergedCount += o.falseConvergedCount
-            updatesAfterFirst += o.updatesAfterFirst
-            convergedAfterFirst += o.convergedAfterFirst
-            statusChanges += o.statusChanges
-            secondsAfterFirst += o.secondsAfterFirst
+            stability.merge(o.stability)
             for (row, columns) in o.verticalConfusion {
                 for (column, n) in columns { verticalConfusion[row, default: [:]][column, default: 0] += n }
             }
@@ -68,8 +74,7 @@ public struct EvaluationPool: Codable, Sendable, Equatable {
         for (k, n) in other.published { published[k, default: 0] += n }
         rawDirectionCount += other.rawDirectionCount
         convergedCount += other.convergedCount; falseConvergedCount += other.falseConvergedCount
-        updatesAfterFirst += other.updatesAfterFirst; convergedAfterFirst += other.convergedAfterFirst
-        statusChanges += other.statusChanges; secondsAfterFirst += other.secondsAfterFirst
+        stability.merge(other.stability)
         for (row, columns) in other.verticalConfusion {
             for (column, n) in columns { verticalConfusion[row, default: [:]][column, default: 0] += n }
         }
@@ -85,8 +90,7 @@ public struct EvaluationPool: Codable, Sendable, Equatable {
         let n = Double(Swift.max(updates, 1))
         t.availability = published.mapValues { Double($0) / n }
         t.convergedCount = convergedCount; t.falseConvergedCount = falseConvergedCount
-        t.updatesAfterFirst = updatesAfterFirst; t.convergedAfterFirst = convergedAfterFirst
-        t.statusChanges = statusChanges; t.secondsAfterFirst = secondsAfterFirst
+        t.stability = stability
         t.rawDirectionCount = rawDirectionCount
         t.finish(angle: angleErrors.statistics, position: positionErrors.statistics, nees: nees.statistics, crlb: crlb.statistics,
                  convergedErrors: convergedErrors.statistics, raw: rawAngleErrors.statistics)

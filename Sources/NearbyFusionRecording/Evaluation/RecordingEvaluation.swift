@@ -61,10 +61,7 @@ public struct ObjectEvaluation: Codable, Sendable {
     var rawDirectionCount = 0
     /// Updates from the first convergence on, how many of them converged, status changes
     /// among them, and the seconds they span (for pooling).
-    var updatesAfterFirst = 0
-    var convergedAfterFirst = 0
-    var statusChanges = 0
-    var secondsAfterFirst = 0.0
+    var stability = ConvergenceStability()
 
     enum CodingKeys: String, CodingKey {
         case object, updates, horizontalAngleErrorDegrees, positionErrorMetres, availability, verticalConfusion,
@@ -149,10 +146,7 @@ public enum RecordingEvaluation {
             if let t = o.timeToConvergenceSeconds { times.append(t) }
             if let t = o.boundAllowsAngleAfterSeconds { boundTimes.append(t) }
             if let t = o.convergenceLagSeconds { lags.append(t) }
-            total.updatesAfterFirst += o.updatesAfterFirst
-            total.convergedAfterFirst += o.convergedAfterFirst
-            total.statusChanges += o.statusChanges
-            total.secondsAfterFirst += o.secondsAfterFirst
+            total.stability.merge(o.stability)
         }
         total.availability = availabilityWeighted.mapValues { $0 / Double(max(total.updates, 1)) }
         total.rawDirectionCount = rawCount
@@ -173,10 +167,9 @@ struct ObjectScorer {
     var availability: [String: Int]
     var firstUpdate: Double?
     /// Times of the first convergence and of the first update at which the bound allows
-    /// the angle, seconds; the last update's status.
+    /// the angle, seconds.
     var firstConvergenceTime: Double?
     var boundAllowsTime: Double?
-    var wasConverged = false
     /// The latest truth (static, or timed at or before the update), world frame.
     var truth: Vector3?
     /// Fisher information of every range and direction so far, at the truth.
@@ -210,13 +203,7 @@ struct ObjectScorer {
             evaluation.timeToConvergenceSeconds = m.timestamp - firstUpdate!
             firstConvergenceTime = m.timestamp
         }
-        if let first = firstConvergenceTime {
-            evaluation.updatesAfterFirst += 1
-            if converged { evaluation.convergedAfterFirst += 1 }
-            if converged != wasConverged, m.timestamp > first { evaluation.statusChanges += 1 }
-            evaluation.secondsAfterFirst = m.timestamp - first
-        }
-        wasConverged = converged
+        evaluation.stability.add(converged: converged, at: m.timestamp)
         guard let p = truth, let device = pose else { return }
         let trueAngle = HorizontalAngle.angle(objectInWorld: p, devicePositionInWorld: device.positionInWorld,
                                               worldFromDevice: device.worldFromDevice)
@@ -313,8 +300,8 @@ extension ObjectEvaluation {
             let ratio = rmse / rmsBound
             rmseOverCRLB = ratio.isFinite ? ratio : nil
         }
-        convergedShareAfterFirst = updatesAfterFirst > 0 ? Double(convergedAfterFirst) / Double(updatesAfterFirst) : nil
-        statusChangesPerMinute = secondsAfterFirst > 0 ? Double(statusChanges) / (secondsAfterFirst / 60) : nil
+        convergedShareAfterFirst = stability.convergedShare
+        statusChangesPerMinute = stability.changesPerMinute
         rawDirectionAvailability = updates > 0 ? Double(rawDirectionCount) / Double(updates) : nil
         rawHorizontalAngleErrorDegrees = raw
     }
