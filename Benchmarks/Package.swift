@@ -41,7 +41,7 @@ let package = Package(
         .executableTarget(
             name: "SteadyStateUpdates",
             dependencies: ["BenchmarkFixtures"],
-            path: "Benchmarks/SteadyStateUpdates"
+            path: "Tools/SteadyStateUpdates"
         ),
     ]
 )
