@@ -106,9 +106,10 @@ public struct InteractingMultipleModel: Sendable, Hashable {
     public static let idle = InteractingMultipleModel(positionInWorld: .zero, positionCovariance: .identity,
                                                       velocityPriorVariance: 1, movingProbability: 0)
 
-    /// Both models are finite.
-    @inline(__always)
-    public var isFinite: Bool { stationary.isFinite && moving.isFinite && movingProbability.isFinite }
+    /// Both models and the mode probability are finite (one branch-free sum, as
+    /// ``KinematicGaussian/isFinite``).
+    @inlinable @inline(__always)
+    public var isFinite: Bool { (stationary.componentSum + moving.componentSum + movingProbability) * 0 == 0 }
 
     // MARK: Steps 1–3
 
