@@ -134,12 +134,17 @@ public struct InteractingMultipleModel: Sendable, Hashable {
         // (2) Predicted mode probabilities and mixing weights.
         let cS = (1 - piSM) * muS + piMS * muM
         let cM = piSM * muS + (1 - piMS) * muM
-        let previousStationary = stationary, previousMoving = moving
-        if cS > 1e-12 {
-            stationary = Self.mix(previousStationary, weight: (1 - piSM) * muS / cS, previousMoving, weight: piMS * muM / cS)
-        }
+        // Both mixes read both previous estimates. The moving model is mixed first, in place
+        // (it reads the stationary one, still untouched); the stationary one then needs the
+        // previous moving estimate, saved before — the only copy of a model per step (there
+        // were four: both saved, both results copied back).
+        let wSS = (1 - piSM) * muS / cS, wSM = piMS * muM / cS
+        let previousMoving = moving
         if cM > 1e-12 {
-            moving = Self.mix(previousStationary, weight: piSM * muS / cM, previousMoving, weight: (1 - piMS) * muM / cM)
+            Self.mix(into: &moving, weight: (1 - piMS) * muM / cM, stationary, weight: piSM * muS / cM)
+        }
+        if cS > 1e-12 {
+            Self.mix(into: &stationary, weight: wSS, previousMoving, weight: wSM)
         }
         movingProbability = min(max(cM / max(cS + cM, 1e-300), 0), 1)
         // (3) Prediction.
@@ -149,22 +154,31 @@ public struct InteractingMultipleModel: Sendable, Hashable {
         movingLikelihood = 1
     }
 
-    /// The moment-matched mixture of two kinematic Gaussians with weights summing to one
-    /// (step 2).
-    static func mix(_ a: KinematicGaussian, weight wa: Double, _ b: KinematicGaussian, weight wb: Double) -> KinematicGaussian {
-        if wb <= 1e-12 { return a }
-        if wa <= 1e-12 { return b }
+    /// `a ← mix(a, b)` (``mix(_:weight:_:weight:)``), in place: `a` is not copied in or out.
+    @inline(__always)
+    static func mix(into a: inout KinematicGaussian, weight wa: Double, _ b: KinematicGaussian, weight wb: Double) {
+        if wb <= 1e-12 { return }
+        if wa <= 1e-12 { a = b; return }
         let p = wa * a.positionInWorld + wb * b.positionInWorld
         let v = wa * a.velocityInWorld + wb * b.velocityInWorld
         let dpa = a.positionInWorld - p, dva = a.velocityInWorld - v
         let dpb = b.positionInWorld - p, dvb = b.velocityInWorld - v
-        return KinematicGaussian(
-            positionInWorld: p, velocityInWorld: v,
-            positionCovariance: (wa * (a.positionCovariance + Matrix3.outer(dpa, dpa))
-                                 + wb * (b.positionCovariance + Matrix3.outer(dpb, dpb))).symmetrized,
-            crossCovariance: wa * (a.crossCovariance + Matrix3.outer(dpa, dva)) + wb * (b.crossCovariance + Matrix3.outer(dpb, dvb)),
-            velocityCovariance: (wa * (a.velocityCovariance + Matrix3.outer(dva, dva))
-                                 + wb * (b.velocityCovariance + Matrix3.outer(dvb, dvb))).symmetrized)
+        a.positionInWorld = p
+        a.velocityInWorld = v
+        a.positionCovariance = (wa * (a.positionCovariance + Matrix3.outer(dpa, dpa))
+                                + wb * (b.positionCovariance + Matrix3.outer(dpb, dpb))).symmetrized
+        a.crossCovariance = wa * (a.crossCovariance + Matrix3.outer(dpa, dva)) + wb * (b.crossCovariance + Matrix3.outer(dpb, dvb))
+        a.velocityCovariance = (wa * (a.velocityCovariance + Matrix3.outer(dva, dva))
+                                + wb * (b.velocityCovariance + Matrix3.outer(dvb, dvb))).symmetrized
+    }
+
+    /// The moment-matched mixture of two kinematic Gaussians with weights summing to one
+    /// (step 2): `p = w_a p_a + w_b p_b`, `v` likewise, and each covariance block
+    /// `Σ wᵢ (Pᵢ + δᵢ δᵢᵀ)` with `δᵢ` the model's offset from the mixed mean.
+    static func mix(_ a: KinematicGaussian, weight wa: Double, _ b: KinematicGaussian, weight wb: Double) -> KinematicGaussian {
+        var mixed = a
+        mix(into: &mixed, weight: wa, b, weight: wb)
+        return mixed
     }
 
     // MARK: Step 4
