@@ -333,8 +333,7 @@ extension ObjectTracker {
         if entry.hasRange || entry.direction != .none { window.append(entry) }
         updatesSinceRefinement += 1
         if updatesSinceRefinement >= o.batchRefinementInterval {
-            let systematic = 0.5 * o.vioDriftFraction * (pathLength - pathLengthAtInitialisation)
-            let added = processVarianceSinceInitialisation / 3 + systematic * systematic
+            let added = acquisitionAddedVariance(pathLength: pathLength, options: o)
             if mayMove {
                 // An object that may walk: its position now and a velocity, from the whole window.
                 BatchRefinement.refineMoving(&mixture, window: window, now: entry.timestamp,
@@ -470,10 +469,19 @@ extension ObjectTracker {
         lastRejectedRangeMetres = nil
         rejectedRangeJumps = 0
         // This range is in the new tiles' priors (as a first range is), not added to the window.
-        let systematic = 0.5 * o.vioDriftFraction * (pathLength - pathLengthAtInitialisation)
         BatchRefinement.refine(&mixture, window: window, options: o,
-                               addedVariance: processVarianceSinceInitialisation / 3 + systematic * systematic)
+                               addedVariance: acquisitionAddedVariance(pathLength: pathLength, options: o))
         updatesSinceRefinement = 0
+    }
+
+    /// The variance, m², the batch adds to each refined hypothesis for the VIO drift since the
+    /// window began: a third of the random walk predicted since (its average over the window)
+    /// plus the square of half the systematic drift over the path travelled since,
+    /// `(f · L / 2)²` (``FusionOptions/vioDriftFraction``).
+    @inline(__always)
+    private func acquisitionAddedVariance(pathLength: Double, options o: FusionOptions) -> Double {
+        let systematic = 0.5 * o.vioDriftFraction * (pathLength - pathLengthAtInitialisation)
+        return processVarianceSinceInitialisation / 3 + systematic * systematic
     }
 
     /// Tiles the first range's sphere with hypotheses and starts a new window.

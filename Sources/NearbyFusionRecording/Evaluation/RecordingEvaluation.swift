@@ -166,9 +166,8 @@ struct ObjectScorer {
     /// Updates publishing each output.
     var availability: [String: Int]
     var firstUpdate: Double?
-    /// Times of the first convergence and of the first update at which the bound allows
-    /// the angle, seconds.
-    var firstConvergenceTime: Double?
+    /// Time of the first update at which the bound allows the angle, seconds (the first
+    /// convergence's is `evaluation.stability.firstConvergedAt`).
     var boundAllowsTime: Double?
     /// The latest truth (static, or timed at or before the update), world frame.
     var truth: Vector3?
@@ -199,10 +198,7 @@ struct ObjectScorer {
         if e.verticalDirectionEstimate != nil { availability["verticalDirectionEstimate"]! += 1 }
         if e.worldTransform != nil { availability["worldTransform"]! += 1 }
         let converged = e.convergence?.status.isConverged == true
-        if converged, evaluation.timeToConvergenceSeconds == nil {
-            evaluation.timeToConvergenceSeconds = m.timestamp - firstUpdate!
-            firstConvergenceTime = m.timestamp
-        }
+        if converged, evaluation.timeToConvergenceSeconds == nil { evaluation.timeToConvergenceSeconds = m.timestamp - firstUpdate! }
         evaluation.stability.add(converged: converged, at: m.timestamp)
         guard let p = truth, let device = pose else { return }
         let trueAngle = HorizontalAngle.angle(objectInWorld: p, devicePositionInWorld: device.positionInWorld,
@@ -275,7 +271,7 @@ struct ObjectScorer {
         let n = Double(max(r.updates, 1))
         r.availability = availability.mapValues { Double($0) / n }
         r.finish()
-        if let first = firstConvergenceTime, let allowed = boundAllowsTime { r.convergenceLagSeconds = first - allowed }
+        if let first = evaluation.stability.firstConvergedAt, let allowed = boundAllowsTime { r.convergenceLagSeconds = first - allowed }
         return r
     }
 }
