@@ -211,10 +211,7 @@ extension ObjectTracker {
         }
         if entry.hasRange {
             if rangeAccepted {
-                consecutiveRejections = 0
-                unexplainedRejections = 0
-                lastRejectedRangeMetres = nil
-                rejectedRangeJumps = 0
+                clearRejections()
                 movement.add(a)
             } else if rejectionCallsForARestart(entry, directionless: directionless, options: o) {
                 // The estimate no longer explains the ranges (a first NLOS range, or the
@@ -474,10 +471,7 @@ extension ObjectTracker {
     private mutating func retile(from entry: WindowEntry, pose: DevicePose, pathLength: Double, options o: FusionOptions) -> Bool {
         mixture.initialize(rangeMetres: entry.rangeMetres, antennaInWorld: entry.antennaInWorld,
                            forwardInWorld: pose.forwardInWorld, options: o)
-        consecutiveRejections = 0
-        unexplainedRejections = 0
-        lastRejectedRangeMetres = nil
-        rejectedRangeJumps = 0
+        clearRejections()
         // This range is in the new tiles' priors (as a first range is), not added to the window.
         BatchRefinement.refine(&mixture, window: window, options: o,
                                addedVariance: acquisitionAddedVariance(pathLength: pathLength, options: o))

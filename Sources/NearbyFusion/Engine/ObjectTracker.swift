@@ -96,6 +96,15 @@ struct ObjectTracker: Sendable {
         self.window = MeasurementWindow(capacity: windowCapacity)
     }
 
+    /// Forgets the run of rejected ranges (an accepted range, or a bank that starts again).
+    @inline(__always)
+    mutating func clearRejections() {
+        consecutiveRejections = 0
+        unexplainedRejections = 0
+        lastRejectedRangeMetres = nil
+        rejectedRangeJumps = 0
+    }
+
     /// Forgets the position estimate (a re-initialisation starts from the next range).
     mutating func resetEstimate() {
         phase = .idle
@@ -105,10 +114,7 @@ struct ObjectTracker: Sendable {
         rangeTrendCount = 0
         updatesSinceRefinement = 0
         movement = MovementAccumulator()
-        consecutiveRejections = 0
-        unexplainedRejections = 0
-        lastRejectedRangeMetres = nil
-        rejectedRangeJumps = 0
+        clearRejections()
         coaching = CoachingMemory()
     }
 

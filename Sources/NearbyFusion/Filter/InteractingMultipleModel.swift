@@ -83,12 +83,10 @@ public struct InteractingMultipleModel: Sendable, Hashable {
     /// `v ~ N(0, σ_v² I)`.
     public init(positionInWorld: Vector3, positionCovariance: Matrix3, velocityPriorVariance: Double,
                 movingProbability: Double) {
-        let start = KinematicGaussian(positionInWorld: positionInWorld, velocityInWorld: .zero,
-                                      positionCovariance: positionCovariance,
-                                      velocityCovariance: Matrix3.scaledIdentity(velocityPriorVariance))
-        stationary = start
-        moving = start
-        self.movingProbability = min(max(movingProbability, 0), 1)
+        self.init(kinematics: KinematicGaussian(positionInWorld: positionInWorld, velocityInWorld: .zero,
+                                                positionCovariance: positionCovariance,
+                                                velocityCovariance: Matrix3.scaledIdentity(velocityPriorVariance)),
+                  velocityPriorVariance: velocityPriorVariance, movingProbability: movingProbability)
     }
 
     /// Starts from a position and velocity already estimated together (the batch of an object
