@@ -104,6 +104,27 @@ struct ChannelSoundingTests {
         #expect(lags.count == 6 && Statistics.quantile(lags, 0.5)! <= 0.3, "\(lags)")
     }
 
+    @Test func theAngleIsPublishedAtItsBearingThresholdWhileTheSweepIsStillAskedFor() {
+        // Channel Sounding: an angle from 10° σ of the bearing, with `insufficientHorizontalSweep`
+        // standing until the position across the line of sight is resolved for `worldTransform`.
+        var early = 0
+        for seed: UInt64 in 1...3 {
+            let run = ScenarioRun(ScenarioCatalogue.channelSoundingTag(seed: seed))
+            early += run.updates.filter {
+                $0.estimate.horizontalAngle != nil && $0.estimate.worldTransform == nil
+                    && $0.estimate.convergence?.status.reasons.contains(.insufficientHorizontalSweep) == true
+            }.count
+        }
+        #expect(early > 0)
+        // UWB keeps its rule: no angle while the horizontal sweep is asked for.
+        for seed: UInt64 in 1...3 {
+            let run = ScenarioRun(ScenarioCatalogue.coached(seed: seed))
+            #expect(!run.updates.contains {
+                $0.estimate.horizontalAngle != nil && $0.estimate.convergence?.status.reasons.contains(.insufficientHorizontalSweep) == true
+            }, "seed \(seed)")
+        }
+    }
+
     @Test func aCarriedTagTheAppReportsIsNeverConvergedWrong() throws {
         for seed: UInt64 in 1...6 {
             let run = ScenarioRun(ScenarioCatalogue.channelSoundingCarried(seed: seed, hinted: true))

@@ -34,6 +34,33 @@ struct ConvergenceTests {
         #expect(a.verticalCategory == expected)
     }
 
+    @Test func aChannelSoundingAngleIsResolvedByItsBearingBeforeThePositionAcross() {
+        // 4 m ahead, σ 0.5 m across the line of sight: a bearing σ of 0.5/4 rad = 7.2°.
+        var mixture = PositionMixture(capacity: 2)
+        mixture.reset(meanInWorld: Vector3(0, Self.device.y, -4), covariance: Matrix3.diagonal(Vector3(0.25, 0.01, 0.01)))
+        func assess(_ options: FusionOptions, previousBearing: Bool = false) -> ConvergenceAssessment {
+            ConvergenceAnalysis.assess(mixture: mixture, antennaInWorld: Self.device, movement: Self.enoughMovement,
+                                       previous: (false, false), previousBearing: previousBearing, options: options)
+        }
+        let channelSounding = FusionOptions().forRanging(.bluetoothChannelSounding)
+        #expect(channelSounding.publishesAngleByBearingAlone && !FusionOptions().publishesAngleByBearingAlone)
+        let cs = assess(channelSounding)
+        #expect(abs(Angle.degrees(radians: cs.horizontalAngleStandardDeviation) - 7.2) < 0.1)
+        // Within its 10°, while 0.5 m across exceeds its 0.4 m (10 % of 4 m): the horizontal
+        // sweep is still asked for.
+        #expect(cs.bearingResolved && !cs.horizontalResolved && cs.reasons.contains(.insufficientHorizontalSweep))
+        // UWB's 3°: neither.
+        let uwb = assess(FusionOptions())
+        #expect(!uwb.bearingResolved && !uwb.horizontalResolved)
+        // Hysteresis: 12° σ (0.84 m across) keeps a resolved bearing (10° × 1.5), not a new one.
+        mixture.reset(meanInWorld: Vector3(0, Self.device.y, -4), covariance: Matrix3.diagonal(Vector3(0.84 * 0.84, 0.01, 0.01)))
+        #expect(!assess(channelSounding).bearingResolved && assess(channelSounding, previousBearing: true).bearingResolved)
+        // No angle before the device has moved.
+        let still = ConvergenceAnalysis.assess(mixture: mixture, antennaInWorld: Self.device, movement: MovementAccumulator(),
+                                               previous: (false, false), previousBearing: true, options: channelSounding)
+        #expect(!still.bearingResolved)
+    }
+
     @Test func anEstablishedCategoryIsHeldAcrossTheToleranceWhileTheHeightIsWellKnown() {
         var mixture = PositionMixture(capacity: 2)
         func assess(heightDifference dy: Double, sigma: Double, previous: VerticalDirectionEstimate) -> ConvergenceAssessment {

@@ -9,8 +9,14 @@ public struct ConvergenceAssessment: Sendable, Equatable {
     /// Reasons that come from this object's estimator state (movement, sweeps). Session
     /// conditions (lighting) and signal are added by the engine.
     public var reasons: ConvergenceReasons
-    /// The horizontal position is determined: the horizontal angle may be published.
+    /// The horizontal position is determined (the bearing, and the position across the line
+    /// of sight): the horizontal angle may be published, and the horizontal sweep is done.
     public var horizontalResolved: Bool
+    /// The bearing alone is determined (its σ within ``FusionOptions/horizontalAngleThreshold``,
+    /// the device having moved): the horizontal angle may be published where
+    /// ``FusionOptions/publishesAngleByBearingAlone`` says so, before the position across the
+    /// line of sight is resolved.
+    public var bearingResolved: Bool
     /// The height is determined (category established and σ small).
     public var verticalResolved: Bool
     /// Standard deviation of the object's world bearing from the device, radians
@@ -71,12 +77,13 @@ public enum ConvergenceAnalysis {
         return standardNormalCDF(x)
     }
 
-    /// Assesses one object. `previous` carries the last horizontal/vertical resolution
-    /// and `previousCategory` the last vertical category, for the hysteresis.
+    /// Assesses one object. `previous` carries the last horizontal/vertical resolution,
+    /// `previousCategory` the last vertical category and `previousBearing` the last bearing
+    /// resolution, for the hysteresis.
     public static func assess(mixture: PositionMixture, antennaInWorld a: Vector3, movement: MovementAccumulator,
                               movementAlreadySufficient: Bool = false, objectMoving: Bool = false,
                               previous: (horizontal: Bool, vertical: Bool), previousCategory: VerticalDirectionEstimate = .unknown,
-                              options: FusionOptions) -> ConvergenceAssessment {
+                              previousBearing: Bool = false, options: FusionOptions) -> ConvergenceAssessment {
         let tau = options.levelTolerance
         let m = MixtureStatistics(mixture, antennaInWorld: a, levelTolerance: tau)
         let category = verticalCategory(m, previous: previousCategory, probability: options.verticalProbability, levelTolerance: tau)
@@ -109,6 +116,7 @@ public enum ConvergenceAnalysis {
 
         let horizontalResolved = m.bearingSigma <= options.horizontalAngleThreshold * hScale
             && max(local.horizontal, spreadH) <= horizontalLimit
+        let bearingResolved = m.bearingSigma <= options.horizontalAngleThreshold * (previousBearing ? options.hysteresis : 1)
         let categoryEstablished = category == .same || category == .above || category == .below
         let verticalResolved = categoryEstablished
             && max(local.vertical, spreadV) <= verticalLimit
@@ -126,6 +134,7 @@ public enum ConvergenceAnalysis {
         }
         return ConvergenceAssessment(
             meanInWorld: m.meanInWorld, reasons: reasons, horizontalResolved: horizontalResolved && extent >= options.minimumMovement,
+            bearingResolved: bearingResolved && extent >= options.minimumMovement,
             verticalResolved: verticalResolved && extent >= options.minimumMovement,
             horizontalAngleStandardDeviation: m.bearingSigma, verticalCategory: category,
             probabilityAbove: m.above, probabilityBelow: m.below, probabilitySame: m.same,

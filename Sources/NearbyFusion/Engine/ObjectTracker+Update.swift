@@ -87,16 +87,22 @@ extension ObjectTracker {
                                                     objectMoving: holdsMovingThresholds(motionNow, options: options),
                                                     previous: coaching.previousResolution,
                                                     previousCategory: coaching.lastAssessment?.verticalCategory ?? .unknown,
-                                                    options: options)
+                                                    previousBearing: coaching.previousBearing, options: options)
         if assessment.movementExtent >= options.minimumMovement { coaching.movementSufficient = true }
         coaching.previousResolution = (assessment.horizontalResolved, assessment.verticalResolved)
+        coaching.previousBearing = assessment.bearingResolved
         coaching.lastAssessment = assessment
         reasons.formUnion(assessment.reasons)
 
         let status: ConvergenceStatus = reasons.isEmpty ? .converged : .notConverged(reasons)
         estimate.convergence = AlgorithmConvergence(status: status)
         let mean = assessment.meanInWorld
-        let horizontalAvailable = reasons.isDisjoint(with: .withholdingHorizontal) && assessment.horizontalResolved
+        // The angle: once the horizontal position is resolved, or (Channel Sounding,
+        // ``FusionOptions/publishesAngleByBearingAlone``) once the bearing alone is, while the
+        // horizontal sweep asked for `worldTransform` may still stand.
+        let horizontalAvailable = options.publishesAngleByBearingAlone
+            ? reasons.subtracting(.insufficientHorizontalSweep).isDisjoint(with: .withholdingHorizontal) && assessment.bearingResolved
+            : reasons.isDisjoint(with: .withholdingHorizontal) && assessment.horizontalResolved
         if horizontalAvailable {
             estimate.horizontalAngle = HorizontalAngle.angle(objectInWorld: mean, devicePositionInWorld: antennaInWorld,
                                                              worldFromDevice: devicePose.worldFromDevice)

@@ -80,6 +80,9 @@ struct ObjectTracker: Sendable {
         var movementSufficient = false
         /// Last verdicts, for the hysteresis of ``ConvergenceAnalysis``.
         var previousResolution = (horizontal: false, vertical: false)
+        /// The bearing alone was resolved at the last update (see
+        /// ``ConvergenceAssessment/bearingResolved``).
+        var previousBearing = false
         var lastAssessment: ConvergenceAssessment?
         /// The position is judged by a moving object's thresholds (see `holdsMovingThresholds`).
         var movingThresholdsHeld = false

@@ -169,6 +169,17 @@ public struct FusionOptions: Sendable, Hashable {
     // MARK: Convergence (coaching) thresholds
     /// Largest standard deviation of the horizontal angle to publish it, radians.
     public var horizontalAngleThreshold: Double = Angle.radians(degrees: 3)
+    /// Whether `horizontalAngle` is published once its bearing σ alone is within
+    /// ``horizontalAngleThreshold`` (`true`), or only once the horizontal position is resolved
+    /// too (`false`: the bearing *and* the position across the line of sight within
+    /// ``horizontalPositionThreshold``). UWB keeps `false`: at 4 m its 12 cm across is 1.7°,
+    /// finer than its 3°, and UWB reaches it within seconds. Channel Sounding sets `true`
+    /// (``forRanging(_:)``): its 35 cm or 10 % of the distance across is 5.7° at any distance,
+    /// so with `false` its 10° angle threshold never acted — the angle waited for 5.7°, the
+    /// median run 1.4 s after the Cramér–Rao bound allowed 10° (50 seeds of
+    /// `cs-coached-step`; 0.4 s with `true`). `insufficientHorizontalSweep` keeps its meaning
+    /// either way: it stands until the position across is resolved, for `worldTransform`.
+    public var publishesAngleByBearingAlone: Bool = false
     /// Largest standard deviation across the line of sight (horizontal) of the position
     /// along any principal axis of its covariance, metres, at or below 6 m away…
     public var horizontalPositionThreshold: Double = 0.12
@@ -255,7 +266,8 @@ public struct FusionOptions: Sendable, Hashable {
     /// and outlier rate replace UWB's everywhere (batch acquisition, gates, the IMM), a
     /// missing direction carries no information (`missingDirectionLikelihood = 1`: the radio
     /// never gives one), the signal timeout is longer, and the coaching thresholds are the
-    /// radio's (`channelSoundingAngleThreshold`, `channelSoundingPositionThreshold`).
+    /// radio's (`channelSoundingAngleThreshold`, `channelSoundingPositionThreshold`), and
+    /// the angle is published by its bearing σ alone (``publishesAngleByBearingAlone``).
     public func forRanging(_ ranging: RangingTechnology) -> FusionOptions {
         guard ranging == .bluetoothChannelSounding else { return self }
         var o = self
@@ -267,6 +279,7 @@ public struct FusionOptions: Sendable, Hashable {
         o.missingDirectionLikelihood = 1
         o.signalTimeout = channelSoundingSignalTimeout
         o.horizontalAngleThreshold = channelSoundingAngleThreshold
+        o.publishesAngleByBearingAlone = true
         o.horizontalPositionThreshold = channelSoundingPositionThreshold
         o.verticalPositionThreshold = channelSoundingVerticalPositionThreshold
         o.positionThresholdFractionOfDistance = channelSoundingPositionFractionOfDistance
