@@ -20,6 +20,12 @@ public struct EvaluatedUpdate: Sendable {
     /// ``ChannelSoundingModel/rangeFisherInformation``), evaluated at the truth (a static object), radians:
     /// `√(gᵀ J⁻¹ g)`, `J = Σ Hᵀ R⁻¹ H`, `g = ∂ψ/∂p`; `nil` while `J` is singular.
     public var bearingBound: Double?
+    /// The bearing σ of the exact posterior from every range so far (``RangeOnlyPosterior``:
+    /// true device positions, the simulator's own range noise), radians, seen from the true
+    /// device position; computed only where ``ScenarioRun/init(_:objectID:options:cameraAssistance:exactPosteriorUntil:)``
+    /// asks for it — a Channel Sounding object that has not moved yet, until the σ first falls
+    /// to the requested angle — and `nil` elsewhere.
+    public var posteriorBearing: Double? = nil
     /// From the true device position to the true object, metres, world frame.
     public var trueDistanceVector: Vector3
     /// The radio's own range for this update, metres (`nil` when it gave none).
@@ -39,8 +45,13 @@ public struct ScenarioRun: Sendable {
     /// Runs `scenario` through a fresh engine (a `ReplayDriver`, as a replay of its
     /// recording would) and records the updates of the object
     /// `objectID` (the scenario's first object when `nil` or not found).
+    ///
+    /// With `exactPosteriorUntil` (radians), a Channel Sounding object's exact posterior
+    /// (``RangeOnlyPosterior``) is followed from its first range until its bearing σ first
+    /// falls to that angle or the object first moves, and each update carries its σ
+    /// (``EvaluatedUpdate/posteriorBearing``). About 0.1–0.5 s per run.
     public init(_ scenario: SimulationScenario, objectID: String? = nil, options: FusionOptions = FusionOptions(),
-                cameraAssistance: Bool? = nil) {
+                cameraAssistance: Bool? = nil, exactPosteriorUntil: Double? = nil) {
         let simulation = Simulator.simulate(scenario)
         let events = simulation.events
         guard case .header(let header)? = events.first else { return }
@@ -54,6 +65,8 @@ public struct ScenarioRun: Sendable {
         // multipath, ``ChannelSoundingModel/rangeFisherInformation``).
         let rangeInformation = object.ranging == .bluetoothChannelSounding ? scenario.channelSounding.rangeFisherInformation
             : 1 / (scenario.radio.rangeStandardDeviation * scenario.radio.rangeStandardDeviation)
+        var posterior: RangeOnlyPosterior?
+        var followPosterior = exactPosteriorUntil != nil && object.ranging == .bluetoothChannelSounding
         for e in events {
             switch driver.apply(e) {
             case .pose(let p, let change)?:
@@ -89,11 +102,29 @@ public struct ScenarioRun: Sendable {
                     for k in 0..<3 { let c = e.vector(k).dot(g); v += c * c / e.value(k) }
                     bound = v.squareRoot()
                 }
+                var posteriorBearing: Double?
+                if followPosterior, let limit = exactPosteriorUntil {
+                    if object.velocity(at: m.timestamp).length > 0 {
+                        followPosterior = false
+                    } else if let r = m.distance, r > 0 {
+                        if posterior == nil {
+                            let v = scenario.channelSounding.rangeStandardDeviation * scenario.channelSounding.rangeStandardDeviation
+                            posterior = RangeOnlyPosterior(firstRangeMetres: r, antennaInWorld: device.positionInWorld,
+                                                           density: scenario.channelSounding.rangeErrorDensity, variance: v)
+                        } else {
+                            posterior!.add(rangeMetres: r, antennaInWorld: device.positionInWorld)
+                        }
+                        let sigma = posterior!.bearingStandardDeviation(from: device.positionInWorld)
+                        posteriorBearing = sigma
+                        if sigma <= limit { followPosterior = false; posterior = nil }
+                    }
+                }
                 updates.append(EvaluatedUpdate(
                     estimate: est, truthInWorld: truth + vioOffset,
                     trueHorizontalAngle: HorizontalAngle.angle(objectInWorld: truth, devicePositionInWorld: device.positionInWorld,
                                                                worldFromDevice: device.worldFromDevice),
-                    trueHeightDifference: truth.y - device.positionInWorld.y, trueVelocity: object.velocity(at: m.timestamp), bearingBound: bound, trueDistanceVector: toObject, rawDistance: m.distance,
+                    trueHeightDifference: truth.y - device.positionInWorld.y, trueVelocity: object.velocity(at: m.timestamp),
+                    bearingBound: bound, posteriorBearing: posteriorBearing, trueDistanceVector: toObject, rawDistance: m.distance,
                     moments: snap.moments, hypothesisCount: snap.hypothesisCount, hypotheses: snap.hypotheses))
             default: break
             }
@@ -146,6 +177,12 @@ public struct ScenarioRun: Sendable {
     /// When the Cramér–Rao bound first allows a bearing σ of `degrees`, seconds.
     public func boundAllows(degrees: Double) -> Double? {
         updates.first { $0.bearingBound.map { $0 <= Angle.radians(degrees: degrees) } == true }?.estimate.timestamp
+    }
+
+    /// When the exact posterior's bearing σ (``EvaluatedUpdate/posteriorBearing``) first falls
+    /// to `degrees`, seconds; `nil` when it never does in the updates that carry it.
+    public func posteriorAllows(degrees: Double) -> Double? {
+        updates.first { $0.posteriorBearing.map { $0 <= Angle.radians(degrees: degrees) } == true }?.estimate.timestamp
     }
 
     /// Time of the first published `horizontalAngle`, seconds.

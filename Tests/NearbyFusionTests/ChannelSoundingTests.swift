@@ -125,6 +125,44 @@ struct ChannelSoundingTests {
         }
     }
 
+    @Test func theExactPosteriorSeesTheMirrorThatTheBoundDoesNot() {
+        let tag = Vector3(-1.1, 0.9, -3.6)
+        let model = ChannelSoundingModel()
+        let variance = model.rangeStandardDeviation * model.rangeStandardDeviation
+        func posterior(_ path: (Int) -> Vector3) -> (sigma: Double, device: Vector3) {
+            var p: RangeOnlyPosterior?
+            var device = Vector3.zero
+            for k in 0..<60 {
+                device = path(k)
+                let r = (tag - device).length   // exact ranges: the posterior is then centred on the tag
+                if p == nil {
+                    p = RangeOnlyPosterior(firstRangeMetres: r, antennaInWorld: device, density: model.rangeErrorDensity,
+                                           variance: variance)
+                } else {
+                    p!.add(rangeMetres: r, antennaInWorld: device)
+                }
+            }
+            return (p!.bearingStandardDeviation(from: device), device)
+        }
+        // Sweeps in the device's vertical plane z = 0: the mirror at z = +3.6 m explains every
+        // range, so the bearing is open by ~180° (σ about 90°) — the bound at the truth is finite.
+        let planar = posterior { k in Vector3(0.6 * sin(0.4 * Double(k)), 1.4 + 0.5 * cos(0.3 * Double(k)), 0) }
+        #expect(Angle.degrees(radians: planar.sigma) > 60, "\(Angle.degrees(radians: planar.sigma))°")
+        // The same sweeps plus a 1 m step toward the tag break the mirror.
+        let stepped = posterior { k in
+            Vector3(0.6 * sin(0.4 * Double(k)), 1.4 + 0.5 * cos(0.3 * Double(k)), -min(Double(k) / 30, 1))
+        }
+        #expect(Angle.degrees(radians: stepped.sigma) < 10, "\(Angle.degrees(radians: stepped.sigma))°")
+        // Followed in a scenario run only for a Channel Sounding object, until it allows the angle.
+        let run = ScenarioRun(ScenarioCatalogue.channelSoundingTag(seed: 1), exactPosteriorUntil: Angle.radians(degrees: 10))
+        let allowed = run.posteriorAllows(degrees: 10)
+        #expect(allowed != nil)
+        #expect(run.updates.allSatisfy { u in u.posteriorBearing == nil || u.estimate.timestamp <= allowed! })
+        #expect(ScenarioRun(ScenarioCatalogue.channelSoundingTag(seed: 1)).updates.allSatisfy { $0.posteriorBearing == nil })
+        let uwb = ScenarioRun(ScenarioCatalogue.distanceOnly(seed: 1), exactPosteriorUntil: Angle.radians(degrees: 10))
+        #expect(uwb.updates.allSatisfy { $0.posteriorBearing == nil })
+    }
+
     @Test func aCarriedTagTheAppReportsIsNeverConvergedWrong() throws {
         for seed: UInt64 in 1...6 {
             let run = ScenarioRun(ScenarioCatalogue.channelSoundingCarried(seed: seed, hinted: true))

@@ -1,0 +1,111 @@
+import Foundation
+import NearbyFusion
+
+/// The exact posterior of a still object's position from ranges alone, on a grid: what an
+/// ideal estimator with perfect odometry and the radio's own noise model knows, for
+/// comparison with the Cramér–Rao bound.
+///
+/// The bound `√(gᵀ J⁻¹ g)` is local: it is the spread of an efficient estimator *at the
+/// truth*, and it cannot see that ranges from a few metres of hand motion leave a banana of
+/// positions on the range sphere (heights ±2 m apart, each with its own bearing) that explain
+/// every range almost equally well. This posterior sees it. Flat prior over the shell
+/// `|‖p − a₀‖ − r₀| ≤ shellHalfWidthMetres` around the first range `r₀` from `a₀`; each range
+/// `z` from `a` multiplies it by the radio's error density `p(z − ‖p − a‖)`
+/// (``RangeErrorDensity``; ranges independent — the simulator's multipath bursts make
+/// neighbouring ranges share their excess, so treating them as independent makes this
+/// posterior slightly *narrower* than the true one, as the bound is).
+///
+/// Cost: `O(points)` per range (a square root and a table lookup each), with the points
+/// below `e^-30` of the best dropped as they fall; the grid's spacing is chosen for about
+/// 250,000 points in the first shell (16 cm at 4 m, 27 cm at 11.5 m — 2° and 1.4° of
+/// bearing: fine enough to judge a 10° σ).
+public struct RangeOnlyPosterior: Sendable {
+    /// Grid points, metres, world frame (structure of arrays).
+    private var x: [Double], y: [Double], z: [Double]
+    /// Log-likelihood of each point, nats.
+    private var logLikelihood: [Double]
+    /// `log p(e)` tabulated at `tableStep` from `−tableHalfWidth` (clamped beyond).
+    private let logDensityTable: [Double]
+    private static let tableStep = 0.001, tableHalfWidth = 8.0
+    /// Points whose log-likelihood falls this far below the best are dropped, nats.
+    private static let pruneMargin = 30.0
+
+    /// Number of grid points still carrying weight.
+    public var pointCount: Int { x.count }
+
+    /// The first range `r₀` (metres) from `a₀`, and the radio's error density with the
+    /// variance of its Gaussian part (m²).
+    public init(firstRangeMetres r0: Double, antennaInWorld a0: Vector3, density: RangeErrorDensity, variance: Double,
+                shellHalfWidthMetres: Double = 3, targetPointCount: Double = 250_000) {
+        let count = Int(2 * Self.tableHalfWidth / Self.tableStep) + 1
+        logDensityTable = (0..<count).map { k in
+            let e = -Self.tableHalfWidth + Double(k) * Self.tableStep
+            return max(log(density.density(e, variance: variance)), -1e6)
+        }
+        let outer = r0 + shellHalfWidthMetres, inner = max(r0 - shellHalfWidthMetres, 0)
+        let volume = 4 / 3 * Double.pi * (outer * outer * outer - inner * inner * inner)
+        let h = Foundation.cbrt(volume / targetPointCount)
+        let n = Int((outer / h).rounded(.up))
+        x = []; y = []; z = []; logLikelihood = []
+        for i in -n...n {
+            for j in -n...n {
+                for k in -n...n {
+                    let d = Vector3(Double(i) * h, Double(j) * h, Double(k) * h)
+                    let r = d.length
+                    guard r >= inner, r <= outer else { continue }
+                    x.append(a0.x + d.x); y.append(a0.y + d.y); z.append(a0.z + d.z)
+                    logLikelihood.append(0)
+                }
+            }
+        }
+        add(rangeMetres: r0, antennaInWorld: a0)
+    }
+
+    /// `log p(e)`, linearly interpolated in the table, clamped at its ends.
+    @inline(__always)
+    private func logDensity(_ e: Double) -> Double {
+        let u = min(max((e + Self.tableHalfWidth) / Self.tableStep, 0), Double(logDensityTable.count - 1) - 1e-9)
+        let k = Int(u), f = u - Double(k)
+        return logDensityTable[k] + f * (logDensityTable[k + 1] - logDensityTable[k])
+    }
+
+    /// Multiplies the posterior by one range's likelihood `p(z − ‖p − a‖)`, then drops the
+    /// points that fell more than 30 nats below the best.
+    public mutating func add(rangeMetres zMetres: Double, antennaInWorld a: Vector3) {
+        var best = -Double.infinity
+        for i in x.indices {
+            let dx = x[i] - a.x, dy = y[i] - a.y, dz = z[i] - a.z
+            logLikelihood[i] += logDensity(zMetres - (dx * dx + dy * dy + dz * dz).squareRoot())
+            best = max(best, logLikelihood[i])
+        }
+        let floor = best - Self.pruneMargin
+        var kept = 0
+        for i in x.indices where logLikelihood[i] >= floor {
+            x[kept] = x[i]; y[kept] = y[i]; z[kept] = z[i]; logLikelihood[kept] = logLikelihood[i]
+            kept += 1
+        }
+        x.removeLast(x.count - kept); y.removeLast(y.count - kept); z.removeLast(z.count - kept)
+        logLikelihood.removeLast(logLikelihood.count - kept)
+    }
+
+    /// The posterior's bearing σ seen from `a`, radians: `√(Σ wᵢ (ψᵢ − ψ̄)²)` with
+    /// `ψ = atan2(d_x, −d_z)`, `d = pᵢ − a`, around the circular mean `ψ̄` (the spread the
+    /// engine's coaching reads, ``ConvergenceAssessment/horizontalAngleStandardDeviation``).
+    public func bearingStandardDeviation(from a: Vector3) -> Double {
+        guard let best = logLikelihood.max() else { return .pi }
+        var sinSum = 0.0, cosSum = 0.0, total = 0.0
+        for i in x.indices {
+            let w = exp(logLikelihood[i] - best)
+            let psi = atan2(x[i] - a.x, -(z[i] - a.z))
+            sinSum += w * sin(psi); cosSum += w * cos(psi); total += w
+        }
+        let mean = atan2(sinSum, cosSum)
+        var variance = 0.0
+        for i in x.indices {
+            let w = exp(logLikelihood[i] - best)
+            let dpsi = Angle.wrapped(atan2(x[i] - a.x, -(z[i] - a.z)) - mean)
+            variance += w * dpsi * dpsi
+        }
+        return (variance / total).squareRoot()
+    }
+}
