@@ -3,6 +3,7 @@ import Foundation
 import NearbyFusion
 import NearbyFusionRecording
 import NearbyFusionSimulation
+import Synchronization
 
 struct Accuracy: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -35,21 +36,25 @@ struct Accuracy: ParsableCommand {
         let selected = ScenarioCatalogue.all.filter { scenario.isEmpty || scenario.contains($0.name) }
         // Each scenario is simulated once per seed; its runs give its row in every table.
         var rows: [String] = [], motionRows: [String] = [], channelSoundingRows: [String] = []
-        let progress = ProgressBar(total: selected.count * seeds, minimumTotal: 2, items: "runs")
-        var done = 0
+        let progress = Mutex((bar: ProgressBar(total: selected.count * seeds, minimumTotal: 2, items: "runs"), done: 0))
         for (name, make) in selected {
             let object = make(1).objects.first
             // A Channel Sounding object's exact posterior is followed until it allows 10°.
             let posterior = object?.ranging == .bluetoothChannelSounding ? Angle.radians(degrees: 10) : nil
-            let runs = (1...seeds).map { seed in
-                defer { done += 1; progress.update(done) }
-                return ScenarioRun(make(UInt64(seed)), exactPosteriorUntil: posterior)
+            // The seeds run in parallel (each run is independent and seeded: the same tables
+            // whatever the number of cores), collected in seed order.
+            let results = Mutex([ScenarioRun?](repeating: nil, count: seeds))
+            DispatchQueue.concurrentPerform(iterations: seeds) { k in
+                let run = ScenarioRun(make(UInt64(k + 1)), exactPosteriorUntil: posterior)
+                results.withLock { $0[k] = run }
+                progress.withLock { $0.done += 1; $0.bar.update($0.done) }
             }
+            let runs = results.withLock { $0 }.map { $0! }
             rows.append(Self.accuracyRow(name, runs))
             if object?.moves == true { motionRows.append(Self.motionRow(name, runs)) }
             if object?.ranging == .bluetoothChannelSounding { channelSoundingRows.append(Self.channelSoundingRow(name, runs)) }
         }
-        progress.finish()
+        progress.withLock { $0.bar.finish() }
         print("| scenario | angle err median ° | angle err p95 ° | position err median m | position err p95 m | first converged median s | max s | never | worst angle err when converged ° | mean NEES |")
         print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         rows.forEach { print($0) }

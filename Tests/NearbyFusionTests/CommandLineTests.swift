@@ -35,6 +35,19 @@ struct CommandLineTests {
                       stderr: String(decoding: stderr, as: UTF8.self))
     }
 
+    @Test func accuracyPrintsTheSameTablesEveryTimeWhateverTheThreads() throws {
+        // Seeds run in parallel; the tables are collected in seed order, so they never differ.
+        let arguments = ["accuracy", "--seeds", "4", "--scenario", "coached-sweep", "--scenario", "cs-planar-sweeps"]
+        let first = try Self.run(arguments), second = try Self.run(arguments)
+        #expect(first.status == 0 && first.stdout == second.stdout)
+        let rows = first.stdout.split(separator: "\n")
+        #expect(rows.contains { $0.hasPrefix("| coached-sweep |") && $0.contains("| 0/4 |") })
+        // The planar sweeps' exact posterior never allows 10° (the mirror), in every run.
+        #expect(rows.contains { $0.hasPrefix("| cs-planar-sweeps |") && $0.hasSuffix("| 4/4 |") }, "\(first.stdout)")
+        #expect(try Self.run(["accuracy", "--seeds", "0"]).status != 0)
+        #expect(try Self.run(["accuracy", "--scenario", "no-such"]).stderr.contains("unknown scenario 'no-such'"))
+    }
+
     @Test func replayWritesTheEstimateStreamAndPrintsASummary() throws {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("estimates-\(UUID().uuidString).jsonl").path
         let result = try Self.run(["replay", "Datasets/coached-sweep.jsonl", "--output", output])
