@@ -11,7 +11,7 @@ import NearbyFusion
 /// every range almost equally well. This posterior sees it. Flat prior over the shell
 /// `|‖p − a₀‖ − r₀| ≤ shellHalfWidthMetres` around the first range `r₀` from `a₀`; each range
 /// `z` from `a` multiplies it by the radio's error density `p(z − ‖p − a‖)`
-/// (``RangeErrorDensity``; ranges independent — the simulator's multipath bursts make
+/// (`RangeErrorDensity`; ranges independent — the simulator's multipath bursts make
 /// neighbouring ranges share their excess, so treating them as independent makes this
 /// posterior slightly *narrower* than the true one, as the bound is).
 ///
@@ -90,7 +90,7 @@ public struct RangeOnlyPosterior: Sendable {
 
     /// The posterior's bearing σ seen from `a`, radians: `√(Σ wᵢ (ψᵢ − ψ̄)²)` with
     /// `ψ = atan2(d_x, −d_z)`, `d = pᵢ − a`, around the circular mean `ψ̄` (the spread the
-    /// engine's coaching reads, ``ConvergenceAssessment/horizontalAngleStandardDeviation``).
+    /// engine's coaching reads, `ConvergenceAssessment.horizontalAngleStandardDeviation`).
     public func bearingStandardDeviation(from a: Vector3) -> Double {
         guard let best = logLikelihood.max() else { return .pi }
         var sinSum = 0.0, cosSum = 0.0, total = 0.0

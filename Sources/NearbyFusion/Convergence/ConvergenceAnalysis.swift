@@ -2,7 +2,7 @@ import Foundation
 
 /// What the measurements gathered so far determine about one object's position, and the
 /// coaching that follows from it. Produced by
-/// ``ConvergenceAnalysis/assess(mixture:antennaInWorld:movement:movementAlreadySufficient:objectMoving:previous:previousCategory:options:)``.
+/// ``ConvergenceAnalysis/assess(mixture:antennaInWorld:movement:movementAlreadySufficient:objectMoving:previous:previousCategory:previousBearing:options:)``.
 public struct ConvergenceAssessment: Sendable, Equatable {
     /// The mixture mean `μ̄ = Σ wᵢ μᵢ`, world frame, metres.
     public var meanInWorld: Vector3

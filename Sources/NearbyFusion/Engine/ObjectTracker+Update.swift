@@ -82,12 +82,19 @@ extension ObjectTracker {
             estimate.verticalDirectionEstimate = reasons.isEmpty ? .unknown : nil
             return
         }
-        let assessment = ConvergenceAnalysis.assess(mixture: mixture, antennaInWorld: antennaInWorld,
+        var assessment = ConvergenceAnalysis.assess(mixture: mixture, antennaInWorld: antennaInWorld,
                                                     movement: movement, movementAlreadySufficient: coaching.movementSufficient,
                                                     objectMoving: holdsMovingThresholds(motionNow, options: options),
                                                     previous: coaching.previousResolution,
                                                     previousCategory: coaching.lastAssessment?.verticalCategory ?? .unknown,
                                                     previousBearing: coaching.previousBearing, options: options)
+        if probationRangesLeft > 0 && assessment.movementExtent >= options.minimumMovement {
+            // On probation (re-solved after its ranges ran long, see `fuse`): nothing is
+            // resolved until it ends — a tag carried away would otherwise be shown where it was.
+            assessment.horizontalResolved = false
+            assessment.bearingResolved = false
+            assessment.reasons.insert(.insufficientHorizontalSweep)
+        }
         if assessment.movementExtent >= options.minimumMovement { coaching.movementSufficient = true }
         coaching.previousResolution = (assessment.horizontalResolved, assessment.verticalResolved)
         coaching.previousBearing = assessment.bearingResolved
@@ -189,10 +196,31 @@ extension ObjectTracker {
         // turn or a stop breaks its constant velocity, and the fit bends to the new ranges
         // while claiming decimetres (distance-only-turning-peer seed 17: 1.3 m off at σ 0.1 m,
         // bearing σ 4°, 5 s after the friend stopped) until enough ranges are rejected.
-        if phase != .idle, ranging == .bluetoothChannelSounding || (directionless && mayMove), entry.hasRange,
-           movedAwayFromItsRanges(entry, options: o) {
-            startOver(from: entry, at: t, pose: pose, context: context)
-            return
+        if phase != .idle, ranging == .bluetoothChannelSounding || (directionless && mayMove), entry.hasRange {
+            if movedAwayFromItsRanges(entry, options: o) {
+                // A still accessory being acquired whose ranges ran *long*: a multipath burst
+                // (a reflection lasts while the hand stays where it makes one) or the tag
+                // carried away — the trend cannot tell which. The first time, the ranges of the
+                // trend (the seven before this one) are set aside and the bank re-solved from
+                // the rest of the window (`retile`, tiled at the bank's own distance: this range
+                // may be a metre long), on probation: nothing is published for
+                // ``FusionOptions/probationRanges`` ranges, and ranges running long again within
+                // them start the acquisition afresh, as any other trend does. Clearing the window
+                // on every long trend threw away the sweeps and the step that had located the
+                // tag: 6 of 50 `cs-coached-step` runs ended without an angle, 2 now.
+                if phase == .acquiring, !mayMove, probationRangesLeft == 0, Self.median(rangeTrend) > 0 {
+                    window.removeLatest(ranges: 7)
+                    if retile(from: entry, radiusMetres: fusedDistance(from: a), pose: pose, pathLength: context.pathLength,
+                              options: o) {
+                        probationRangesLeft = o.probationRanges
+                        rangeTrendCount = 0
+                        return
+                    }
+                }
+                startOver(from: entry, at: t, pose: pose, context: context)
+                return
+            }
+            if probationRangesLeft > 0 { probationRangesLeft -= 1 }
         }
         if phase != .tracking, mayMove, entry.hasRange, entry.direction == .azimuthElevation {
             // A range and a direction place the object at once; a static acquisition would
@@ -223,7 +251,8 @@ extension ObjectTracker {
                 // The estimate no longer explains the ranges (a first NLOS range, or the
                 // object moved): start again from this range.
                 if !(phase == .acquiring && !mayMove
-                     && retile(from: entry, pose: pose, pathLength: context.pathLength, options: o)) {
+                     && retile(from: entry, radiusMetres: entry.rangeMetres, pose: pose, pathLength: context.pathLength,
+                               options: o)) {
                     startOver(from: entry, at: t, pose: pose, context: context)
                 }
                 return
@@ -283,7 +312,8 @@ extension ObjectTracker {
     /// moves every range. Its wide range gate (σ 0.38 m) would otherwise
     /// let a carried tag drag the estimate along the line of sight by ranges alone, bearing
     /// stale, and re-converge there.
-    /// The caller then acquires it afresh. (A tag carried around the user at a constant range
+    /// The caller then acquires it afresh (a still accessory's first trend of long ranges while
+    /// it is acquired: re-solved on probation, see `fuse`). (A tag carried around the user at a constant range
     /// changes no range: a distance-only radio cannot see that motion at all.)
     mutating func movedAwayFromItsRanges(_ entry: WindowEntry, options o: FusionOptions) -> Bool {
         guard !mixture.isEmpty else { return false }
@@ -474,8 +504,12 @@ extension ObjectTracker {
     /// the caller then clears the window as before (returns `false`). Without the check, a tag
     /// carried away from a watch while it was being acquired (48 runs: 4 start times × 4
     /// directions × 3 seeds) was published more than 15° off on 1,456 updates instead of 1,362.
-    private mutating func retile(from entry: WindowEntry, pose: DevicePose, pathLength: Double, options o: FusionOptions) -> Bool {
-        mixture.initialize(rangeMetres: entry.rangeMetres, antennaInWorld: entry.antennaInWorld,
+    ///
+    /// - Parameter radiusMetres: the sphere tiled: the entry's range (after rejected ranges), or
+    ///   the bank's own distance (after ranges that ran long, a multipath burst's maybe).
+    private mutating func retile(from entry: WindowEntry, radiusMetres: Double, pose: DevicePose, pathLength: Double,
+                                 options o: FusionOptions) -> Bool {
+        mixture.initialize(rangeMetres: radiusMetres, antennaInWorld: entry.antennaInWorld,
                            forwardInWorld: pose.forwardInWorld, options: o)
         clearRejections()
         // This range is in the new tiles' priors (as a first range is), not added to the window.

@@ -39,6 +39,9 @@ struct ObjectTracker: Sendable {
     /// Sounding object (see `movedAwayFromItsRanges`).
     var rangeTrend = SIMD8<Double>()
     var rangeTrendCount = 0
+    /// Ranges left before a still Channel Sounding accessory's acquisition, re-solved after its
+    /// ranges ran long, may publish again (see `fuse`); 0 outside such a probation.
+    var probationRangesLeft = 0
     /// What the app says about the object's motion (`updateMotionState`).
     var motionHint = MotionActivityState.unknown
     /// The motion last decided from the IMM (see ``decideMotion(_:)``).
@@ -115,6 +118,7 @@ struct ObjectTracker: Sendable {
         window.removeAll()
         reportedMotion = .unknown
         rangeTrendCount = 0
+        probationRangesLeft = 0
         updatesSinceRefinement = 0
         movement = MovementAccumulator()
         clearRejections()

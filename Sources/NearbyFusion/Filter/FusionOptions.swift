@@ -242,6 +242,12 @@ public struct FusionOptions: Sendable, Hashable {
     /// for phones exists, so this is the scale of the simulator's bursts (3 procedures at
     /// 2.5–5 Hz, 0.6–1.2 s), to be measured on real recordings when there are some.
     public var channelSoundingMultipathBurstSeconds: Double = 0.8
+    /// Ranges a still Channel Sounding accessory's acquisition publishes nothing after it was
+    /// re-solved because its ranges ran long (a multipath burst, or the tag carried away: the
+    /// range-trend test cannot tell them apart); ranges running long again within them start
+    /// it afresh. Ten: the trend test needs eight ranges to fire, so a tag still being carried
+    /// away is caught before its old place is shown.
+    public var probationRanges: Int = 10
     /// Seconds without a range before the signal counts as insufficient, for Channel
     /// Sounding (2–5 procedures per second, fewer under Wi-Fi or Bluetooth traffic, some
     /// failing).

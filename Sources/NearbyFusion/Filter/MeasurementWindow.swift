@@ -92,6 +92,15 @@ public struct MeasurementWindow: Sendable {
 
     public mutating func removeAll() { entries.removeAll(keepingCapacity: true) }
 
+    /// Removes the latest entries back to (and including) the `count`-th latest with a range.
+    public mutating func removeLatest(ranges count: Int) {
+        var left = count
+        while left > 0, let last = entries.last {
+            if last.hasRange { left -= 1 }
+            entries.removeLast()
+        }
+    }
+
     public mutating func append(_ entry: WindowEntry) {
         if entries.count == capacity { thin() }
         entries.append(entry)
