@@ -209,7 +209,7 @@ extension ObjectTracker {
                 // on every long trend threw away the sweeps and the step that had located the
                 // tag: 6 of 50 `cs-coached-step` runs ended without an angle, 2 now.
                 if phase == .acquiring, !mayMove, probationRangesLeft == 0, Self.median(rangeTrend) > 0 {
-                    window.removeLatest(ranges: 7)
+                    window.removeLatest(ranges: rangeTrend.scalarCount - 1)
                     if retile(from: entry, radiusMetres: fusedDistance(from: a), pose: pose, pathLength: context.pathLength,
                               options: o) {
                         probationRangesLeft = o.probationRanges

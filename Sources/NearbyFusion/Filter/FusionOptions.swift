@@ -177,7 +177,8 @@ public struct FusionOptions: Sendable, Hashable {
     /// (``forRanging(_:)``): its 35 cm or 10 % of the distance across is 5.7° at any distance,
     /// so with `false` its 10° angle threshold never acted — the angle waited for 5.7°, the
     /// median run 1.4 s after the Cramér–Rao bound allowed 10° (50 seeds of
-    /// `cs-coached-step`; 0.4 s with `true`). `insufficientHorizontalSweep` keeps its meaning
+    /// `cs-coached-step`, measured when this was introduced; 0.4 s with `true`).
+    /// `insufficientHorizontalSweep` keeps its meaning
     /// either way: it stands until the position across is resolved, for `worldTransform`.
     public var publishesAngleByBearingAlone: Bool = false
     /// Largest standard deviation across the line of sight (horizontal) of the position
