@@ -66,8 +66,8 @@ struct Accuracy: ParsableCommand {
         }
         if !channelSoundingRows.isEmpty {
             print("")
-            print("| Channel Sounding | bound allows 10° at, median s | first horizontalAngle median s | angle later than the bound, median s | max s | never an angle | angle RMSE / bound | converged > 20° off | worldTransform err median m | distance err median m: raw | published | published distance lag median s | max s | posterior allows 10° at, median s | max s | angle later than the posterior, median s | max s | runs: posterior never allows 10° |")
-            print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+            print("| Channel Sounding | bound allows 10° at, median s | first horizontalAngle median s | angle later than the bound, median s | max s | never an angle | angle RMSE / bound | converged > 20° off | worldTransform err median m | distance err median m: raw | published | published distance lag median s | max s | posterior allows 10° at, median s | max s | angle later than the posterior, median s | max s | runs: posterior never allows 10° | runs: angle within 3 s of the bound | of the posterior |")
+            print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
             channelSoundingRows.forEach { print($0) }
         }
     }
@@ -101,6 +101,9 @@ struct Accuracy: ParsableCommand {
         var squaredErrors = 0.0, squaredBounds = 0.0, converged = 0, convergedFar = 0, never = 0
         var positions: [Double] = [], rawDistance: [Double] = [], publishedDistance: [Double] = [], lags: [Double] = []
         var posteriorTimes: [Double] = [], posteriorDelays: [Double] = [], posteriorNever = 0
+        // Runs whose first angle comes within 3 s of the bound's (and of the posterior's) 10°,
+        // out of the runs where that yardstick allows 10° at all.
+        var onTimeForBound = 0, boundAllowed = 0, onTimeForPosterior = 0
         for run in runs {
             if let lag = run.distanceLag() { lags.append(lag) }
             if let allowed = run.posteriorAllows(degrees: 10) {
@@ -108,7 +111,12 @@ struct Accuracy: ParsableCommand {
                 // A run with no angle at all counts as late by the rest of the run.
                 let first = run.firstAngleTime ?? run.updates.last?.estimate.timestamp ?? allowed
                 posteriorDelays.append(max(first - allowed, 0))
+                if let angle = run.firstAngleTime, angle - allowed <= 3 { onTimeForPosterior += 1 }
             } else { posteriorNever += 1 }
+            if let allowed = run.boundAllows(degrees: 10) {
+                boundAllowed += 1
+                if let angle = run.firstAngleTime, angle - allowed <= 3 { onTimeForBound += 1 }
+            }
             let bound = run.boundAllows(degrees: 10)
             if let bound { boundTimes.append(bound) }
             if let first = run.firstAngleTime {
@@ -136,7 +144,8 @@ struct Accuracy: ParsableCommand {
             + "\(format(Statistics.quantile(rawDistance, 0.5), 3)) | \(format(Statistics.quantile(publishedDistance, 0.5), 3)) | "
             + "\(format(Statistics.quantile(lags, 0.5), 2)) | \(format(lags.max(), 2)) | "
             + "\(format(Statistics.quantile(posteriorTimes, 0.5))) | \(format(posteriorTimes.max())) | "
-            + "\(format(Statistics.quantile(posteriorDelays, 0.5))) | \(format(posteriorDelays.max())) | \(posteriorNever)/\(runs.count) |"
+            + "\(format(Statistics.quantile(posteriorDelays, 0.5))) | \(format(posteriorDelays.max())) | \(posteriorNever)/\(runs.count) | "
+            + "\(onTimeForBound)/\(boundAllowed) | \(onTimeForPosterior)/\(runs.count - posteriorNever) |"
     }
 
     /// The second table's row: a scenario whose object moves (peers that walk, a tag picked up).
