@@ -106,6 +106,7 @@ public struct ScenarioRun: Sendable {
                 if followPosterior, let limit = exactPosteriorUntil {
                     if object.velocity(at: m.timestamp).length > 0 {
                         followPosterior = false
+                        posterior = nil   // the grid (~8 MB) is not needed any more
                     } else if let r = m.distance, r > 0 {
                         if posterior == nil {
                             let v = scenario.channelSounding.rangeStandardDeviation * scenario.channelSounding.rangeStandardDeviation
@@ -116,7 +117,7 @@ public struct ScenarioRun: Sendable {
                         }
                         let sigma = posterior!.bearingStandardDeviation(from: device.positionInWorld)
                         posteriorBearing = sigma
-                        if sigma <= limit { followPosterior = false; posterior = nil }
+                        if sigma <= limit { followPosterior = false; posterior = nil }   // as above
                     }
                 }
                 updates.append(EvaluatedUpdate(

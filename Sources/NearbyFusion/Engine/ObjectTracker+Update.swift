@@ -205,7 +205,8 @@ extension ObjectTracker {
                 // the rest of the window (`retile`, tiled at the bank's own distance: this range
                 // may be a metre long), on probation: nothing is published for
                 // ``FusionOptions/probationRanges`` ranges, and ranges running long again within
-                // them start the acquisition afresh, as any other trend does. Clearing the window
+                // them start the acquisition afresh, as any other trend does (and as a re-solved
+                // bank that does not explain this range does at once, see `retile`). Clearing the window
                 // on every long trend threw away the sweeps and the step that had located the
                 // tag: 6 of 50 `cs-coached-step` runs ended without an angle, 2 now.
                 if phase == .acquiring, !mayMove, probationRangesLeft == 0, Self.median(rangeTrend) > 0 {
@@ -512,7 +513,8 @@ extension ObjectTracker {
         mixture.initialize(rangeMetres: radiusMetres, antennaInWorld: entry.antennaInWorld,
                            forwardInWorld: pose.forwardInWorld, options: o)
         clearRejections()
-        // This range is in the new tiles' priors (as a first range is), not added to the window.
+        // This range is not added to the window: tiled on it, the new tiles' priors hold it (as
+        // a first range is held); tiled at the bank's distance, it is one of the long ones.
         BatchRefinement.refine(&mixture, window: window, options: o,
                                addedVariance: acquisitionAddedVariance(pathLength: pathLength, options: o))
         updatesSinceRefinement = 0
