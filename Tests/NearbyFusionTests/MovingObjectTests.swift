@@ -138,13 +138,14 @@ struct MovingObjectTests {
             #expect(run.updates.allSatisfy { $0.estimate.velocity == nil && ($0.estimate.motion ?? .unknown) == .unknown }, "seed \(seed)")
             if let n = run.finalNEES { nees.append(n) }
         }
-        // Mean NEES of the final position over 20 seeds: never above the χ²(3) band of the mean,
-        // 3 + 1.96·√(6/20); cautious (1.6) because the batch's updates fade for walkers who
-        // turn (``FusionOptions/movingBatchMemory``), but nowhere near the 0.14 of before.
+        // Mean NEES of the final position over 20 seeds inside the χ²(3) band of the mean,
+        // 3 ± 1.96·√(6/20): 2.70. It was 1.63 (cautious, below the band) while the batch also
+        // added a fixed point's systematic VIO drift, which the fit's velocity absorbs
+        // (`acquisitionAddedVariance`); 0.14 before the batch had a velocity.
         let mean = nees.reduce(0, +) / Double(nees.count)
         let half = 1.96 * (6.0 / 20).squareRoot()
         #expect(nees.count == 20)
-        #expect(mean > 1 && mean < 3 + half, "mean NEES \(mean)")
+        #expect(mean > 3 - half && mean < 3 + half, "mean NEES \(mean)")
     }
 
     @Test func aDistanceOnlyPeerWhoTurnsAndStopsIsNeverPublishedWrongNorClaimedTooWell() {

@@ -523,10 +523,19 @@ extension ObjectTracker {
 
     /// The variance, m², the batch adds to each refined hypothesis for the VIO drift since the
     /// window began: a third of the random walk predicted since (its average over the window)
-    /// plus the square of half the systematic drift over the path travelled since,
-    /// `(f · L / 2)²` (``FusionOptions/vioDriftFraction``).
+    /// plus, for a fixed point, the square of half the systematic drift over the path
+    /// travelled since, `(f · L / 2)²` (``FusionOptions/vioDriftFraction``).
+    ///
+    /// An object that may move is fitted with a velocity (``BatchRefinement/refineMoving(_:window:now:start:options:addedVariance:)``),
+    /// and a drift that grows with the path — at a steady rate while the user walks steadily —
+    /// moves the object's apparent position at a steady velocity: the fit's velocity absorbs
+    /// it and its position *now* is where the app sees the object, so only the random walk is
+    /// added. (With `(f L/2)²` too, `distance-only-walking-peer`'s mean NEES over 50 seeds was
+    /// 1.59, cautious, and it converged 0.9 s later; `distance-only-turning-peer` 2.96, now
+    /// 3.16.)
     @inline(__always)
     private func acquisitionAddedVariance(pathLength: Double, options o: FusionOptions) -> Double {
+        guard !mayMove else { return processVarianceSinceInitialisation / 3 }
         let systematic = 0.5 * o.vioDriftFraction * (pathLength - pathLengthAtInitialisation)
         return processVarianceSinceInitialisation / 3 + systematic * systematic
     }

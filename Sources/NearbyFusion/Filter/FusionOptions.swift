@@ -103,10 +103,12 @@ public struct FusionOptions: Sendable, Hashable {
     /// constant velocity over the whole window is what a friend walking steadily past does
     /// and what a friend who turns and stops does not: with the whole window (T = ∞) the
     /// turning friend's final NEES averaged 6.5–7.6 (20 seeds of `distance-only-turning-peer`);
-    /// 20 s gives 3.1 (3.0 over 50 seeds), at the cost of caution on the steady walker
-    /// (`distance-only-walking-peer`: NEES 2.0 → 1.6, first converged 31.3 → 31.5 s median).
-    /// Longer memories buy the steady walker little and cost the turning friend much (50
-    /// seeds, steady / turning: 20 s 1.59 / 2.96, 30 s 1.70 / 13.7, 40 s 1.76 / 48).
+    /// 20 s gives 3.1 (3.0 over 50 seeds), at the cost of some caution on the steady walker
+    /// (`distance-only-walking-peer`: NEES 2.0 → 1.6, first converged 31.3 → 31.5 s median,
+    /// both measured while the batch also added a fixed point's systematic drift, see
+    /// `acquisitionAddedVariance`). Longer memories buy the steady walker little and cost the
+    /// turning friend much (50 seeds, steady / turning mean NEES: 15 s 2.38 / 4.71, 20 s
+    /// 2.65 / 3.16, 30 s 2.99 / 15.8, 40 s 3.18 / 59).
     /// 0 disables the fading.
     public var movingBatchMemory: Double = 20
     /// Standard deviation of the velocity of an object that starts to move, m/s (the
@@ -125,8 +127,9 @@ public struct FusionOptions: Sendable, Hashable {
 
     /// Systematic VIO drift as a fraction of the distance travelled (ARKit drifts by a
     /// fraction of a percent of the path). Over an acquisition window of path length `L`
-    /// the estimate is off by about half the drift accumulated, so the batch adds
-    /// `(f·L/2)² I` to each refined covariance.
+    /// a fixed point's estimate is off by about half the drift accumulated, so the batch adds
+    /// `(f·L/2)² I` to each refined covariance (not for an object that may move: its batch's
+    /// velocity absorbs a steady drift).
     public var vioDriftFraction: Double = 0.005
 
     // MARK: Multi-hypothesis initialisation
