@@ -1,3 +1,4 @@
+import Foundation
 import NearbyFusion
 import NearbyFusionRecording
 
@@ -204,6 +205,19 @@ public enum ScenarioCatalogue {
         return s
     }
 
+    /// The coached sweeps and the step of `cs-coached-step` with the tag placed anew by each
+    /// seed: 2–8 m away (uniform), within ±0.8 rad (±46°) of the user's first heading, at a
+    /// height of 0.4–2.2 m (the phone is held at 1.4 m) — a drawer, a table, a shelf — from
+    /// the seed's own `placement` stream. One fixed place scores the estimator at one point
+    /// of the range sphere; this row scores it over the distances the targets name.
+    public static func channelSoundingPlaced(seed: UInt64) -> SimulationScenario {
+        var placement = NoiseStream(seed: seed, source: "placement")
+        let distance = placement.uniform(2, 8), bearing = placement.uniform(-0.8, 0.8), height = 1.4 + placement.uniform(-1, 0.8)
+        let horizontal = (max(distance * distance - (height - 1.4) * (height - 1.4), 0)).squareRoot()
+        return channelSoundingTag(seed: seed, position: Vector3(horizontal * sin(bearing), height, -horizontal * cos(bearing)),
+                                  name: "cs-placed")
+    }
+
     /// A Channel Sounding tag 8–15 m away (11.5 m here).
     public static func channelSoundingFar(seed: UInt64) -> SimulationScenario {
         channelSoundingTag(seed: seed, position: Vector3(3.0, 0.8, -11.0), name: "cs-far")
@@ -260,7 +274,8 @@ public enum ScenarioCatalogue {
         ("long-session", longSession), ("still-peer", stillPeer), ("peer-stop-and-go", peerStopAndGo),
         ("tag-picked-up", { tagPickedUp(seed: $0) }), ("tag-picked-up-hinted", { tagPickedUp(seed: $0, hinted: true) }),
         ("distance-only-walking-peer", distanceOnlyWalkingPeer), ("distance-only-turning-peer", distanceOnlyTurningPeer),
-        ("cs-coached-step", { channelSoundingTag(seed: $0) }), ("cs-planar-sweeps", channelSoundingPlanar),
+        ("cs-coached-step", { channelSoundingTag(seed: $0) }), ("cs-placed", channelSoundingPlaced),
+        ("cs-planar-sweeps", channelSoundingPlanar),
         ("cs-far", channelSoundingFar), ("cs-carried", { channelSoundingCarried(seed: $0) }),
         ("cs-carried-hinted", { channelSoundingCarried(seed: $0, hinted: true) }),
     ]

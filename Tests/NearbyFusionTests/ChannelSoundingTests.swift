@@ -77,6 +77,29 @@ struct ChannelSoundingTests {
         }
     }
 
+    @Test func tagsPlacedAnewAreWhereTheScenarioSaysAndNeverConvergedFarOff() throws {
+        // `cs-placed`: each seed draws the tag's place (2–8 m, ±0.8 rad of the first heading,
+        // 0.4–2.2 m high), the same seed the same place.
+        var distances: [Double] = []
+        for seed: UInt64 in 1...8 {
+            let scenario = ScenarioCatalogue.channelSoundingPlaced(seed: seed)
+            let p = scenario.objects[0].positionInWorld
+            #expect(p == ScenarioCatalogue.channelSoundingPlaced(seed: seed).objects[0].positionInWorld)
+            let offset = p - Vector3(0, 1.4, 0)
+            distances.append(offset.length)
+            #expect(offset.length >= 2 - 1e-9 && offset.length <= 8 + 1e-9, "seed \(seed): \(offset.length) m")
+            #expect(p.y >= 0.4 && p.y <= 2.2, "seed \(seed)")
+            #expect(abs(atan2(p.x, -p.z)) <= 0.8 + 1e-9, "seed \(seed)")
+            let run = ScenarioRun(scenario)
+            for u in run.updates where u.estimate.convergence?.status.isConverged == true {
+                let a = try #require(u.estimate.horizontalAngle), t = try #require(u.trueHorizontalAngle)
+                #expect(Self.degrees(abs(Angle.wrapped(a - t))) < 20, "seed \(seed) at \(u.estimate.timestamp)")
+            }
+        }
+        // The seeds spread the places (not one place eight times).
+        #expect(distances.max()! - distances.min()! > 2, "\(distances)")
+    }
+
     @Test func coachedSweepsAndStepsGiveAnAngleSoonAfterTheBoundAllowsIt() throws {
         var delays: [Double] = [], errors: [Double] = [], raw: [Double] = [], published: [Double] = [], lags: [Double] = []
         for seed: UInt64 in 1...6 {
