@@ -108,4 +108,24 @@ public struct RangeOnlyPosterior: Sendable {
         }
         return (variance / total).squareRoot()
     }
+
+    /// The posterior's mean (m, world) and covariance (m²): `μ = Σ wᵢ pᵢ`,
+    /// `C = Σ wᵢ (pᵢ − μ)(pᵢ − μ)ᵀ`, `wᵢ ∝ exp(ℓᵢ)` normalised — the Gaussian summary whose
+    /// NEES is comparable with an estimator's.
+    public func moments() -> (meanInWorld: Vector3, covariance: Matrix3) {
+        let best = logLikelihood.max() ?? 0
+        var total = 0.0, sum = Vector3.zero
+        for i in x.indices {
+            let w = exp(logLikelihood[i] - best)
+            total += w
+            sum += w * Vector3(x[i], y[i], z[i])
+        }
+        let mean = (1 / total) * sum
+        var covariance = Matrix3.zero
+        for i in x.indices {
+            let d = Vector3(x[i], y[i], z[i]) - mean
+            covariance = covariance + (exp(logLikelihood[i] - best) / total) * Matrix3.outer(d, d)
+        }
+        return (mean, covariance.symmetrized)
+    }
 }

@@ -41,15 +41,24 @@ public struct EvaluatedUpdate: Sendable {
 public struct ScenarioRun: Sendable {
     public var updates: [EvaluatedUpdate] = []
     public var sessionChanges: [SessionConvergenceUpdate] = []
+    /// NEES `(μ − p)ᵀ C⁻¹ (μ − p)` of the exact posterior's Gaussian summary
+    /// (``RangeOnlyPosterior/moments()``) at the object's last range, true frame: what the
+    /// engine's ``finalNEES`` compares with. `nil` unless the posterior was followed (see
+    /// ``init(_:objectID:options:cameraAssistance:exactPosteriorUntil:)``) or when the object
+    /// was still moving at its last range.
+    public var posteriorFinalNEES: Double?
 
     /// Runs `scenario` through a fresh engine (a `ReplayDriver`, as a replay of its
     /// recording would) and records the updates of the object
     /// `objectID` (the scenario's first object when `nil` or not found).
     ///
     /// With `exactPosteriorUntil` (radians), a Channel Sounding object's exact posterior
-    /// (``RangeOnlyPosterior``) is followed from its first range until its bearing σ first
-    /// falls to that angle or the object first moves, and each update carries its σ
-    /// (``EvaluatedUpdate/posteriorBearing``). About 0.1–0.5 s per run.
+    /// (``RangeOnlyPosterior``) is followed from its first range — afresh from its first range
+    /// after each time it moved, as an app's hint restarts the engine — to the end of the run,
+    /// which gets the posterior's NEES at the last range (``posteriorFinalNEES``); each update
+    /// before the object first moves carries the posterior's bearing σ
+    /// (``EvaluatedUpdate/posteriorBearing``) until that first falls to the given angle. About
+    /// 0.2–1 s per run.
     public init(_ scenario: SimulationScenario, objectID: String? = nil, options: FusionOptions = FusionOptions(),
                 cameraAssistance: Bool? = nil, exactPosteriorUntil: Double? = nil) {
         let simulation = Simulator.simulate(scenario)
@@ -66,7 +75,11 @@ public struct ScenarioRun: Sendable {
         let rangeInformation = object.ranging == .bluetoothChannelSounding ? scenario.channelSounding.rangeFisherInformation
             : 1 / (scenario.radio.rangeStandardDeviation * scenario.radio.rangeStandardDeviation)
         var posterior: RangeOnlyPosterior?
-        var followPosterior = exactPosteriorUntil != nil && object.ranging == .bluetoothChannelSounding
+        let followPosterior = exactPosteriorUntil != nil && object.ranging == .bluetoothChannelSounding
+        // The bearing σ is reported for the first acquisition only, until it allows the angle;
+        // an object that moved gets a posterior anew from its first range once it is still again.
+        var posteriorAllowed = false, moved = false
+        var lastTruth = Vector3.zero
         for e in events {
             switch driver.apply(e) {
             case .pose(let p, let change)?:
@@ -105,8 +118,8 @@ public struct ScenarioRun: Sendable {
                 var posteriorBearing: Double?
                 if followPosterior, let limit = exactPosteriorUntil {
                     if object.velocity(at: m.timestamp).length > 0 {
-                        followPosterior = false
-                        posterior = nil   // the grid (~8 MB) is not needed any more
+                        moved = true
+                        posterior = nil
                     } else if let r = m.distance, r > 0 {
                         if posterior == nil {
                             let v = scenario.channelSounding.rangeStandardDeviation * scenario.channelSounding.rangeStandardDeviation
@@ -115,9 +128,12 @@ public struct ScenarioRun: Sendable {
                         } else {
                             posterior!.add(rangeMetres: r, antennaInWorld: device.positionInWorld)
                         }
-                        let sigma = posterior!.bearingStandardDeviation(from: device.positionInWorld)
-                        posteriorBearing = sigma
-                        if sigma <= limit { followPosterior = false; posterior = nil }   // as above
+                        lastTruth = truth
+                        if !posteriorAllowed && !moved {
+                            let sigma = posterior!.bearingStandardDeviation(from: device.positionInWorld)
+                            posteriorBearing = sigma
+                            posteriorAllowed = sigma <= limit
+                        }
                     }
                 }
                 updates.append(EvaluatedUpdate(
@@ -129,6 +145,9 @@ public struct ScenarioRun: Sendable {
                     moments: snap.moments, hypothesisCount: snap.hypothesisCount, hypotheses: snap.hypotheses))
             default: break
             }
+        }
+        if let moments = posterior?.moments(), let inverse = moments.covariance.inverse {
+            posteriorFinalNEES = inverse.quadraticForm(moments.meanInWorld - lastTruth)
         }
     }
 

@@ -152,7 +152,7 @@ struct ChannelSoundingTests {
         let tag = Vector3(-1.1, 0.9, -3.6)
         let model = ChannelSoundingModel()
         let variance = model.rangeStandardDeviation * model.rangeStandardDeviation
-        func posterior(_ path: (Int) -> Vector3) -> (sigma: Double, device: Vector3) {
+        func posterior(_ path: (Int) -> Vector3) -> (sigma: Double, device: Vector3, moments: (meanInWorld: Vector3, covariance: Matrix3)) {
             var p: RangeOnlyPosterior?
             var device = Vector3.zero
             for k in 0..<60 {
@@ -165,7 +165,7 @@ struct ChannelSoundingTests {
                     p!.add(rangeMetres: r, antennaInWorld: device)
                 }
             }
-            return (p!.bearingStandardDeviation(from: device), device)
+            return (p!.bearingStandardDeviation(from: device), device, p!.moments())
         }
         // Sweeps in the device's vertical plane z = 0: the mirror at z = +3.6 m explains every
         // range, so the bearing is open by ~180° (σ about 90°) — the bound at the truth is finite.
@@ -176,11 +176,23 @@ struct ChannelSoundingTests {
             Vector3(0.6 * sin(0.4 * Double(k)), 1.4 + 0.5 * cos(0.3 * Double(k)), -min(Double(k) / 30, 1))
         }
         #expect(Angle.degrees(radians: stepped.sigma) < 10, "\(Angle.degrees(radians: stepped.sigma))°")
+        // Its Gaussian summary: after the step, centred on the tag within its own spread; after
+        // the planar sweeps, half-way between the tag and its mirror (z ≈ 0), spread ±3.6 m in z.
+        let m = stepped.moments, e = m.meanInWorld - tag
+        #expect(m.covariance.inverse.map { $0.quadraticForm(e) }.map { $0 < 3 } == true, "\(e)")
+        #expect(abs(planar.moments.meanInWorld.z) < 0.5 && planar.moments.covariance.m22.squareRoot() > 3,
+                "\(planar.moments.meanInWorld), σ_z \(planar.moments.covariance.m22.squareRoot())")
         // Followed in a scenario run only for a Channel Sounding object, until it allows the angle.
         let run = ScenarioRun(ScenarioCatalogue.channelSoundingTag(seed: 1), exactPosteriorUntil: Angle.radians(degrees: 10))
         let allowed = run.posteriorAllows(degrees: 10)
         #expect(allowed != nil)
         #expect(run.updates.allSatisfy { u in u.posteriorBearing == nil || u.estimate.timestamp <= allowed! })
+        #expect(run.posteriorFinalNEES != nil)
+        // A tag that moved: a posterior anew from its first range after it stopped (its NEES at
+        // the end is where the tag lies now), and no bearing σ reported after the move began.
+        let carried = ScenarioRun(ScenarioCatalogue.channelSoundingCarried(seed: 1), exactPosteriorUntil: Angle.radians(degrees: 10))
+        #expect(carried.posteriorFinalNEES.map { $0.isFinite && $0 >= 0 } == true)
+        #expect(carried.updates.allSatisfy { $0.posteriorBearing == nil || $0.estimate.timestamp < 22 })
         #expect(ScenarioRun(ScenarioCatalogue.channelSoundingTag(seed: 1)).updates.allSatisfy { $0.posteriorBearing == nil })
         let uwb = ScenarioRun(ScenarioCatalogue.distanceOnly(seed: 1), exactPosteriorUntil: Angle.radians(degrees: 10))
         #expect(uwb.updates.allSatisfy { $0.posteriorBearing == nil })
