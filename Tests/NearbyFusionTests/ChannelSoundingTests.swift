@@ -229,6 +229,33 @@ struct ChannelSoundingTests {
         }
     }
 
+    @Test func aTagCarriedTowardTheUserWithoutAHintLosesItsAngleWhileItsRangesRunShort() {
+        // `cs-carried`: picked up at 22 s and carried toward the user, no hint. Ranges running
+        // short (3 of the last 5 below −1σ, ``FusionOptions/approachRangeWindow``) withhold the
+        // angle before the eight-range trend test restarts the acquisition. Seeds 1–12: 5 runs
+        // and 26 updates show an angle > 15° off in 22–27 s; 10 runs and 43 updates without it.
+        func staleAngles(_ options: FusionOptions) -> (runs: Int, updates: Int) {
+            var runs = 0, updates = 0
+            for seed: UInt64 in 1...12 {
+                let run = ScenarioRun(ScenarioCatalogue.channelSoundingCarried(seed: seed), options: options)
+                let wrong = run.updates.filter { u in
+                    guard u.estimate.timestamp >= 22, u.estimate.timestamp <= 27, let a = u.estimate.horizontalAngle,
+                          let t = u.trueHorizontalAngle else { return false }
+                    return Self.degrees(abs(Angle.wrapped(a - t))) > 15
+                }.count
+                if wrong > 0 { runs += 1 }
+                updates += wrong
+            }
+            return (runs, updates)
+        }
+        let now = staleAngles(FusionOptions())
+        #expect(now.runs <= 6 && now.updates <= 30, "\(now)")
+        var off = FusionOptions()
+        off.approachRangeCount = 6   // more than the window: never
+        let without = staleAngles(off)
+        #expect(without.runs >= now.runs + 3 && without.updates >= now.updates + 10, "\(without) vs \(now)")
+    }
+
     @Test func aCarriedTagTheAppReportsIsNeverConvergedWrong() throws {
         for seed: UInt64 in 1...6 {
             let run = ScenarioRun(ScenarioCatalogue.channelSoundingCarried(seed: seed, hinted: true))

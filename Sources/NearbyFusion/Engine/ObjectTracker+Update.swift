@@ -88,9 +88,10 @@ extension ObjectTracker {
                                                     previous: coaching.previousResolution,
                                                     previousCategory: coaching.lastAssessment?.verticalCategory ?? .unknown,
                                                     previousBearing: coaching.previousBearing, options: options)
-        if probationRangesLeft > 0 && assessment.movementExtent >= options.minimumMovement {
-            // On probation (re-solved after its ranges ran long, see `fuse`): nothing is
-            // resolved until it ends — a tag carried away would otherwise be shown where it was.
+        if (probationRangesLeft > 0 || rangesRunShort(options)) && assessment.movementExtent >= options.minimumMovement {
+            // On probation (re-solved after its ranges ran long, see `fuse`), or while its
+            // ranges run short (``FusionOptions/approachRangeWindow``): nothing is resolved —
+            // a tag carried away or toward the user would otherwise be shown where it was.
             assessment.horizontalResolved = false
             assessment.bearingResolved = false
             assessment.reasons.insert(.insufficientHorizontalSweep)
@@ -337,6 +338,18 @@ extension ObjectTracker {
         for k in 0..<8 { if above[k] { countAbove += 1 }; if below[k] { countBelow += 1 } }
         guard countAbove >= 4 || countBelow >= 4 else { return false }
         return abs(Self.median(rangeTrend)) > 1.5
+    }
+
+    /// Whether at least ``FusionOptions/approachRangeCount`` of a Channel Sounding object's
+    /// last ``FusionOptions/approachRangeWindow`` (≤ 8) normalised range innovations
+    /// (`rangeTrend`, newest at `rangeTrendCount − 1` mod 8) lie below
+    /// −``FusionOptions/approachThreshold``: ranges running short.
+    func rangesRunShort(_ o: FusionOptions) -> Bool {
+        let window = min(o.approachRangeWindow, 8)
+        guard ranging == .bluetoothChannelSounding, window > 0, rangeTrendCount >= window else { return false }
+        var short = 0
+        for j in 1...window where rangeTrend[(rangeTrendCount - j) % 8] < -o.approachThreshold { short += 1 }
+        return short >= o.approachRangeCount
     }
 
     /// The median of eight values (the mean of the 4th and 5th smallest), by an insertion
