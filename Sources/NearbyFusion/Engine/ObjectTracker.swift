@@ -39,6 +39,9 @@ struct ObjectTracker: Sendable {
     /// Sounding object (see `movedAwayFromItsRanges`).
     var rangeTrend = SIMD8<Double>()
     var rangeTrendCount = 0
+    /// Which of those innovations ran short (below −``FusionOptions/approachThreshold``), bit 0
+    /// the newest (see `rangesRunShort`).
+    var shortRangeBits: UInt8 = 0
     /// Ranges left before a still Channel Sounding accessory's acquisition, re-solved after its
     /// ranges ran long, may publish again (see `fuse`); 0 outside such a probation.
     var probationRangesLeft = 0
