@@ -88,7 +88,7 @@ struct Accuracy: ParsableCommand {
             worst = max(worst, run.worstConvergedAngleError)
             if let n = run.finalNEES { nees.append(n) }
         }
-        let meanNEES = nees.isEmpty ? "—" : String(format: "%.2f", nees.reduce(0, +) / Double(nees.count))
+        let meanNEES = Statistics.mean(nees).map { String(format: "%.2f", $0) } ?? "—"
         return "| \(name) | \(degrees(Statistics.quantile(angleErrors, 0.5))) | \(degrees(Statistics.quantile(angleErrors, 0.95))) | "
             + "\(metres(Statistics.quantile(positionErrors, 0.5))) | \(metres(Statistics.quantile(positionErrors, 0.95))) | "
             + "\(seconds(Statistics.quantile(converged, 0.5))) | \(seconds(converged.max())) | \(never)/\(runs.count) | "
@@ -153,13 +153,9 @@ struct Accuracy: ParsableCommand {
             + "\(format(Statistics.quantile(posteriorTimes, 0.5))) | \(format(posteriorTimes.max())) | "
             + "\(format(Statistics.quantile(posteriorDelays, 0.5))) | \(format(posteriorDelays.max())) | \(posteriorNever)/\(runs.count) | "
             + "\(onTimeForBound)/\(boundAllowed) | \(onTimeForPosterior)/\(runs.count - posteriorNever) | "
-            + "\(format(mean(engineNEES), 2)) | \(format(mean(posteriorNEES), 2)) |"
+            + "\(format(Statistics.mean(engineNEES), 2)) | \(format(Statistics.mean(posteriorNEES), 2)) |"
     }
 
-    /// The arithmetic mean; `nil` for no values.
-    static func mean(_ values: [Double]) -> Double? {
-        values.isEmpty ? nil : values.reduce(0, +) / Double(values.count)
-    }
 
     /// The second table's row: a scenario whose object moves (peers that walk, a tag picked up).
     static func motionRow(_ name: String, _ runs: [ScenarioRun]) -> String {

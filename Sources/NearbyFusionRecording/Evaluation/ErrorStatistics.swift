@@ -53,6 +53,11 @@ public struct ErrorStatistics: Codable, Sendable, Equatable {
 /// Order statistics: the one quantile every table of the package uses (evaluation,
 /// `accuracy`, `bench`).
 public enum Statistics {
+    /// The arithmetic mean of `values`; `nil` for no data.
+    public static func mean(_ values: [Double]) -> Double? {
+        values.isEmpty ? nil : values.reduce(0, +) / Double(values.count)
+    }
+
     /// The `q`-quantile (0…1) of `values` by linear interpolation; `nil` for no data.
     public static func quantile(_ values: [Double], _ q: Double) -> Double? {
         values.isEmpty ? nil : quantile(sorted: values.sorted(), q)
