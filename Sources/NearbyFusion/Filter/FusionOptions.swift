@@ -264,7 +264,8 @@ public struct FusionOptions: Sendable, Hashable {
     /// acquisition needs four beyond 1.5 at the median, ~2 s of walking. 50 seeds of
     /// `cs-carried` (the tag carried toward the user at 22 s, no hint): runs showing an angle
     /// more than 15° off in 22–27 s 28 → 13, such updates 111 → 46; published angles' p95
-    /// 21.9° → 15.8°; no converged update beyond 20° (was 1 of 36).
+    /// 21.9° → 15.8°; no converged update beyond 20° (was 1 of 36). A window of 0 turns it
+    /// off; windows beyond 8 count the last 8.
     public var approachRangeWindow: Int = 5
     public var approachRangeCount: Int = 3
     public var approachThreshold: Double = 1.0
