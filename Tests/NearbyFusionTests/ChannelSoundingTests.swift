@@ -10,6 +10,14 @@ import Testing
 struct ChannelSoundingTests {
     static func degrees(_ r: Double) -> Double { Angle.degrees(radians: r) }
 
+    /// Every `converged` update of `run` has an angle within 20° of the truth.
+    static func expectNeverConvergedFarOff(_ run: ScenarioRun, seed: UInt64) throws {
+        for u in run.updates where u.estimate.convergence?.status.isConverged == true {
+            let a = try #require(u.estimate.horizontalAngle), t = try #require(u.trueHorizontalAngle)
+            #expect(degrees(abs(Angle.wrapped(a - t))) < 20, "seed \(seed) at \(u.estimate.timestamp)")
+        }
+    }
+
     static let header = #"{"type":"header","format":"nearby-recording","version":1,"device":{"name":"phone"},"objects":[{"id":"tag","kind":"accessory","ranging":"bluetoothChannelSounding"},{"id":"keys","kind":"accessory"}]}"#
     static let pose = #"{"type":"pose","t":0.0,"position":[0,1.4,0],"orientation":[0,0,0,1],"tracking":"normal"}"#
 
@@ -91,10 +99,7 @@ struct ChannelSoundingTests {
             #expect(p.y >= 0.4 && p.y <= 2.2, "seed \(seed)")
             #expect(abs(atan2(p.x, -p.z)) <= 0.8 + 1e-9, "seed \(seed)")
             let run = ScenarioRun(scenario)
-            for u in run.updates where u.estimate.convergence?.status.isConverged == true {
-                let a = try #require(u.estimate.horizontalAngle), t = try #require(u.trueHorizontalAngle)
-                #expect(Self.degrees(abs(Angle.wrapped(a - t))) < 20, "seed \(seed) at \(u.estimate.timestamp)")
-            }
+            try Self.expectNeverConvergedFarOff(run, seed: seed)
         }
         // The seeds spread the places (not one place eight times).
         #expect(distances.max()! - distances.min()! > 2, "\(distances)")
@@ -106,10 +111,7 @@ struct ChannelSoundingTests {
             let run = ScenarioRun(ScenarioCatalogue.channelSoundingTag(seed: seed))
             if let lag = run.distanceLag() { lags.append(lag) }
             // Nothing converged far off, ever.
-            for u in run.updates where u.estimate.convergence?.status.isConverged == true {
-                let a = try #require(u.estimate.horizontalAngle), t = try #require(u.trueHorizontalAngle)
-                #expect(Self.degrees(abs(Angle.wrapped(a - t))) < 20, "seed \(seed) at \(u.estimate.timestamp)")
-            }
+            try Self.expectNeverConvergedFarOff(run, seed: seed)
             if let bound = run.boundAllows(degrees: 10), let first = run.firstAngleTime { delays.append(first - bound) }
             errors += run.horizontalAngleErrors.map(Self.degrees)
             for u in run.updates {
@@ -276,10 +278,7 @@ struct ChannelSoundingTests {
     @Test func aCarriedTagTheAppReportsIsNeverConvergedWrong() throws {
         for seed: UInt64 in 1...6 {
             let run = ScenarioRun(ScenarioCatalogue.channelSoundingCarried(seed: seed, hinted: true))
-            for u in run.updates where u.estimate.convergence?.status.isConverged == true {
-                let a = try #require(u.estimate.horizontalAngle), t = try #require(u.trueHorizontalAngle)
-                #expect(Self.degrees(abs(Angle.wrapped(a - t))) < 20, "seed \(seed) at \(u.estimate.timestamp)")
-            }
+            try Self.expectNeverConvergedFarOff(run, seed: seed)
             // While the app says it moves, no angle is published.
             let carried = run.updates.filter { $0.estimate.timestamp > 22.1 && $0.estimate.timestamp < 25 }
             #expect(carried.allSatisfy { $0.estimate.horizontalAngle == nil }, "seed \(seed)")
