@@ -14,5 +14,5 @@ struct NearbyFusionCommand: ParsableCommand {
         64 bad command-line arguments.
         """,
         version: NearbyFusionCommand.version,
-        subcommands: [Replay.self, Evaluate.self, Merge.self, Coach.self, Report.self, Simulate.self, Accuracy.self, Bench.self])
+        subcommands: [Replay.self, Evaluate.self, Merge.self, Coach.self, Report.self, Simulate.self, Convert.self, Accuracy.self, Bench.self])
 }
