@@ -95,6 +95,9 @@ struct LIASPlanarTests {
             ([good, "2022-08-15 10:00:00.100,1,nan,0.95,0,1,0,0"], [row],
              "motion_capture_dynamic_exp_fast.csv:3: key 'y': not a finite number: 'nan'"),
             ([good], [row, "2022-08-15 10:00:00.100,3,3"], "UWB_dynamic_exp_fast.csv:2: expected 25 columns (time and 24 ranges), found 3"),
+            ([good], [Self.uwbRow("99999999999999999-08-15 10:00:00.000", Array(repeating: "3", count: 24))],
+             "UWB_dynamic_exp_fast.csv:1: key 'time': not a time of the form YYYY-MM-DD H:MM:SS.fff: '99999999999999999-08-15 10:00:00.000'"),
+            ([good], [row, "2022-08-15 10:00:00.100,\u{FFFD}"], "UWB_dynamic_exp_fast.csv:2: expected 25 columns (time and 24 ranges), found 2"),
             ([good], [Self.uwbRow("2022-08-15 10:00:00.000", Array(repeating: "3", count: 4) + ["x"] + Array(repeating: "3", count: 19))],
              "UWB_dynamic_exp_fast.csv:1: key 'a1-t1': not a finite number: 'x'"),
         ]
@@ -106,6 +109,19 @@ struct LIASPlanarTests {
             } catch {
                 #expect(error.description.replacingOccurrences(of: directory.path + "/", with: "") == c.message)
             }
+        }
+    }
+
+    @Test func invalidUTF8NamesItsLine() throws {
+        let directory = try Self.folder(capture: ["2022-08-15 10:00:00.000,1,2,0.95,0,1,0,0"], uwb: ["x"])
+        var bytes = Array("2022-08-15 10:00:00.000,".utf8) + [0xC3, 0x28] + Array(",3\n".utf8)
+        bytes = Array((Self.uwbRow("2022-08-15 10:00:00.000", Array(repeating: "3", count: 24)) + "\n").utf8) + bytes
+        try Data(bytes).write(to: directory.appendingPathComponent("UWB_dynamic_exp_fast.csv"))
+        do {
+            _ = try Self.events(directory)
+            Issue.record("accepted invalid UTF-8")
+        } catch {
+            #expect(error.description.replacingOccurrences(of: directory.path + "/", with: "") == "UWB_dynamic_exp_fast.csv:2: not valid UTF-8")
         }
     }
 

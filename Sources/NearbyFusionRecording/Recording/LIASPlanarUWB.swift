@@ -189,7 +189,8 @@ public enum LIASPlanarUWB {
         let parts = field.trimmingCharacters(in: .whitespaces).split(separator: " ")
         let date = parts.first?.split(separator: "-") ?? [], clock = parts.count == 2 ? parts[1].split(separator: ":") : []
         guard parts.count == 2, date.count == 3, clock.count == 3,
-              let y = Int(date[0]), let mo = Int(date[1]), let d = Int(date[2]), (1...12).contains(mo), (1...31).contains(d),
+              let y = Int(date[0]), let mo = Int(date[1]), let d = Int(date[2]), (1970...9999).contains(y), (1...12).contains(mo),
+              (1...31).contains(d),
               let h = Int(clock[0]), let mi = Int(clock[1]), let s = Double(clock[2]), s.isFinite,
               (0..<24).contains(h), (0..<60).contains(mi), s >= 0, s < 61 else {
             throw fail("time", "not a time of the form YYYY-MM-DD H:MM:SS.fff: '\(field)'")
@@ -205,27 +206,19 @@ public enum LIASPlanarUWB {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw RecordingError(file: path, line: 0, message: "cannot open file")
         }
-        guard let text = String(validatingUTF8Data: data) else {
-            throw RecordingError(file: path, line: 0, message: "not valid UTF-8")
-        }
         var lineNumber = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        for bytes in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
             lineNumber += 1
             if skipFirst && lineNumber == 1 { continue }
-            let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard let text = String(data: Data(bytes), encoding: .utf8) else {
+                throw RecordingError(file: path, line: lineNumber, message: "not valid UTF-8")
+            }
+            let line = text.trimmingCharacters(in: .whitespacesAndNewlines)
             if line.isEmpty { continue }
             let n = lineNumber
             try body(line.split(separator: ",", omittingEmptySubsequences: false)) { key, message in
                 RecordingError(file: path, line: n, key: key, message: message)
             }
         }
-    }
-}
-
-private extension String {
-    /// `nil` unless `data` is valid UTF-8.
-    init?(validatingUTF8Data data: Data) {
-        guard let s = String(data: data, encoding: .utf8) else { return nil }
-        self = s
     }
 }
