@@ -29,6 +29,8 @@ struct Evaluate: ParsableCommand {
             completion: .file())
     var paths: String?
 
+    @OptionGroup var engine: EngineOptions
+
     @Flag(help: "Print one JSON document instead of text (for a folder, with its mergeable `pool`).")
     var json = false
 
@@ -65,7 +67,7 @@ struct Evaluate: ParsableCommand {
     }
 
     func evaluate(_ path: String) throws -> RecordingEvaluationReport {
-        do { return try RecordingEvaluation.evaluate(path: path) } catch let e as RecordingError {
+        do { return try RecordingEvaluation.evaluate(path: path, options: engine.fusionOptions) } catch let e as RecordingError {
             throw CommandFailure(message: e.description)
         }
     }
@@ -149,7 +151,7 @@ struct Evaluate: ParsableCommand {
     func runFolder(files all: [String]) throws {
         var files = all
         if let shard { files = files.enumerated().filter { $0.offset % shard.count == shard.index - 1 }.map(\.element) }
-        let paths = files
+        let paths = files, options = engine.fusionOptions
         guard !files.isEmpty else {
             throw CommandFailure(message: "\(recording ?? self.paths ?? ""): no recording in shard \(shard?.description ?? "")")
         }
@@ -157,7 +159,7 @@ struct Evaluate: ParsableCommand {
         // Progress on standard error while it works (a terminal only), one step per recording.
         let progress = Mutex((bar: ProgressBar(total: files.count, minimumTotal: 2, items: "recordings"), done: 0))
         DispatchQueue.concurrentPerform(iterations: files.count) { k in
-            let r: Result<RecordingEvaluationReport, Error> = Result { try RecordingEvaluation.evaluate(path: paths[k]) }
+            let r: Result<RecordingEvaluationReport, Error> = Result { try RecordingEvaluation.evaluate(path: paths[k], options: options) }
             results.withLock { $0[k] = r }
             progress.withLock { $0.done += 1; $0.bar.update($0.done) }
         }

@@ -25,6 +25,8 @@ struct Replay: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Override the header's camera assistance capability.")
     var cameraAssistance: Bool?
 
+    @OptionGroup var engine: EngineOptions
+
     @Option(help: "Also write the fused object positions (each published worldTransform) as a TUM trajectory, for evo.")
     var tum: String?
 
@@ -58,7 +60,7 @@ struct Replay: ParsableCommand {
         let exportedObject = object ?? firstObject
         let summary: ReplaySummary
         do {
-            summary = try RecordingReplay.run(path: recording, cameraAssistance: cameraAssistance, pipelined: true, onTruth: { id, p in
+            summary = try RecordingReplay.run(path: recording, options: engine.fusionOptions, cameraAssistance: cameraAssistance, pipelined: true, onTruth: { id, p in
                 truthByObject[id] = p
             }, onProgress: progress.update) { line in
                 if format == .csv { try sink?.write(line: EstimateCSV.row(line)) } else { try sink?.writeLine { line.appendJSON(to: &$0) } }

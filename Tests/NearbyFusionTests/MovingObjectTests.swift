@@ -351,6 +351,28 @@ struct RealSessionTests {
     }
 }
 
+extension RealSessionTests {
+    /// With a considered range bias of 0.1 m (``FusionOptions/rangeBiasStandardDeviation``):
+    /// the NEES against the survey falls from 80–100 to 24–44 and every target above still holds.
+    @Test(arguments: ["eee_01", "sbs_01"])
+    func aConsideredRangeBiasKeepsTheTargetsAndLowersTheNEES(session: String) throws {
+        let path = Self.folder.appendingPathComponent("\(session).jsonl").path
+        guard FileManager.default.fileExists(atPath: path) else { return }
+        var options = FusionOptions()
+        options.rangeBiasStandardDeviation = 0.1
+        let plain = RecordingEvaluation.pooled(try RecordingEvaluation.evaluate(path: path).objects, name: session)
+        let pooled = RecordingEvaluation.pooled(try RecordingEvaluation.evaluate(path: path, options: options).objects, name: session)
+        let before = try #require(plain.meanNEES), after = try #require(pooled.meanNEES)
+        #expect(after < 0.6 * before, "NEES \(before) → \(after)")
+        #expect(pooled.falseConvergedRate == 0)
+        let angles = try #require(pooled.horizontalAngleErrorDegrees)
+        #expect(angles.median <= 2 && angles.p95 <= 6, "median \(angles.median)°, p95 \(angles.p95)°")
+        #expect(try #require(pooled.convergedShareAfterFirst) >= 0.9)
+        #expect(try #require(pooled.statusChangesPerMinute) <= 1)
+        #expect(try #require(pooled.convergenceLagSeconds) <= 15)
+    }
+}
+
 @Suite("a blocked line of sight")
 struct BlockedLineOfSightTests {
     /// A distance-only device circling and bobbing 4 m from a still tag for 40 s, then

@@ -433,13 +433,19 @@ extension ObjectTracker {
                                     crossCovariance: c.positionVelocityCovariance, velocityCovariance: c.velocityCovariance)
                 : nil
             startTracking(meanInWorld: c.meanInWorld, covariance: c.covariance, options: o, kinematics: kinematics)
+            // A considered range bias stays after the hand-over (``FusionOptions/rangeBiasStandardDeviation``):
+            // the IMM weighs every range as independent, and a bias does not average out.
+            considersRangeBias = o.rangeBiasStandardDeviation > 0
+            consideredCovariance = o.rangeBiasStandardDeviation * o.rangeBiasStandardDeviation
+                * Matrix3.outer(c.rangeBiasSensitivity, c.rangeBiasSensitivity)
         }
     }
 
     /// The tracking step: the IMM's mixing and prediction (the shared random walk
     /// `q Δt + k_d Δs` for VIO drift), then range and direction corrections of both models,
     /// then the mode probabilities. The mixture mirrors the published position
-    /// (``InteractingMultipleModel/published(certainty:)``).
+    /// (``InteractingMultipleModel/published(certainty:)``), its covariance plus the share a
+    /// considered range bias had at the hand-over (``FusionOptions/rangeBiasStandardDeviation``).
     ///
     /// An object expected to keep still, ranged by UWB on a device that measures no
     /// direction, is held stationary unless the app says otherwise: ranges alone cannot tell its motion from
@@ -486,7 +492,8 @@ extension ObjectTracker {
         motion.updateModeProbabilities(hint: hint)
         let published = motion.publishedPosition(certainty: o.modeCertainty)
         publishedVelocity = published.velocityInWorld
-        mixture.reset(meanInWorld: published.positionInWorld, covariance: published.positionCovariance)
+        mixture.reset(meanInWorld: published.positionInWorld,
+                      covariance: considersRangeBias ? published.positionCovariance + consideredCovariance : published.positionCovariance)
         return rangeAccepted
     }
 

@@ -45,6 +45,11 @@ struct ObjectTracker: Sendable {
     /// Ranges left before a still Channel Sounding accessory's acquisition, re-solved after its
     /// ranges ran long, may publish again (see `fuse`); 0 outside such a probation.
     var probationRangesLeft = 0
+    /// The share of a tracked object's position covariance a considered range bias gives it
+    /// (``FusionOptions/rangeBiasStandardDeviation``), fixed at hand-off, m².
+    var consideredCovariance = Matrix3.zero
+    /// Whether it is added (a flag, so that the steady-state update skips the 3×3 sum).
+    var considersRangeBias = false
     /// What the app says about the object's motion (`updateMotionState`).
     var motionHint = MotionActivityState.unknown
     /// The motion last decided from the IMM (see ``decideMotion(_:)``).
@@ -122,6 +127,8 @@ struct ObjectTracker: Sendable {
         reportedMotion = .unknown
         rangeTrendCount = 0
         probationRangesLeft = 0
+        consideredCovariance = .zero
+        considersRangeBias = false
         updatesSinceRefinement = 0
         movement = MovementAccumulator()
         clearRejections()

@@ -28,6 +28,13 @@ import Foundation
 ///    + Σ_k c_k log N-normalisers`, plus `c_k log ρ(θ_k)` for each entry whose direction
 ///    was missing, `θ_k` the off-axis angle of `x*` then (see
 ///    ``FusionOptions/missingDirectionLikelihood(offAxisAngle:)``).
+/// 4. A considered range bias (``FusionOptions/rangeBiasStandardDeviation`` `σ_β`): ranges
+///    all longer by `β` — the first one too, whose sphere the tile prior sits on, so that its
+///    mean moves by `β u₀` (``PositionHypothesis/priorRangeDirection``) — move the minimum by
+///    `s β`, `s = A⁻¹ (Σ_k c_k π_k g_k / v_k + P₀⁻¹ u₀)`: differentiating the stationarity
+///    condition `P₀⁻¹ (x − μ₀) = Σ_k c_k π_k g_k (z_k − ‖x − a_k‖ − β) / v_k` with respect to
+///    `β`. Then `Pᵢ ← A⁻¹ + σ_β² s sᵀ`. The mean and the evidence are unchanged; `s` is kept on
+///    the hypothesis (``PositionHypothesis/rangeBiasSensitivity``).
 public enum BatchRefinement {
     struct Constants {
         let azVariance, elVariance: Double
@@ -44,6 +51,8 @@ public enum BatchRefinement {
         /// `ρ_j = exp(−(λ + μ)(t_j − t_prev))` for each window entry (the previous range's
         /// time), filled once per refinement: they do not depend on the position.
         var persistence: UnsafeBufferPointer<Double>? = nil
+        /// `σ_β²`, m² (``FusionOptions/rangeBiasStandardDeviation``).
+        let biasVariance: Double
 
         init(_ o: FusionOptions) {
             azVariance = o.azimuthStandardDeviation * o.azimuthStandardDeviation
@@ -53,6 +62,7 @@ public enum BatchRefinement {
                                              excessProbability: 0, excessRange: 0...0)
             options = o
             inverseMemory = o.movingBatchMemory > 0 ? 1 / o.movingBatchMemory : 0
+            biasVariance = o.rangeBiasStandardDeviation * o.rangeBiasStandardDeviation
             multipathProbability = rangeDensity.excessProbability
             burstForgettingRate = o.rangeMultipathBurstSeconds > 0 && multipathProbability > 0 && multipathProbability < 1
                 ? 1 / (o.rangeMultipathBurstSeconds * (1 - multipathProbability)) : 0
@@ -82,15 +92,18 @@ public enum BatchRefinement {
         return logTerm
     }
 
-    /// Normal equations and robust log-likelihood of the window at `x`.
+    /// Normal equations and robust log-likelihood of the window at `x`; `biasGradient` is
+    /// `Σ c π g / v` over the ranges, what a common range bias would move in `b` (see
+    /// ``FusionOptions/rangeBiasStandardDeviation``).
     static func linearise(at x: Vector3, window: MeasurementWindow, k: Constants,
-                          priorInformation: Matrix3, priorMean: Vector3) -> (a: Matrix3, b: Vector3, logLikelihood: Double) {
+                          priorInformation: Matrix3, priorMean: Vector3) -> (a: Matrix3, b: Vector3, logLikelihood: Double, biasGradient: Vector3) {
         if k.burstForgettingRate > 0 {
             return lineariseWithBursts(at: x, window: window, k: k, priorInformation: priorInformation, priorMean: priorMean)
         }
         var a = priorInformation
         var b = priorInformation * (priorMean - x)
         var logLikelihood = 0.0
+        var biasGradient = Vector3.zero
         // Each residual and its gradient come from the measurement models the EKF uses
         // (``RangeModel``, ``AzimuthModel``, ``DirectionModel``), linearised at `x`.
         let o = k.options
@@ -107,13 +120,17 @@ public enum BatchRefinement {
                 let model = o.nominalRangeModel(from: e.antennaInWorld)
                 let (r, g) = model.linearised(at: x)
                 if r > 1e-6 {
-                    logLikelihood += accumulate(model.residual(e.rangeMetres, r), variance: model.variance, gradient: g,
-                                                multiplicity: c, density: k.rangeDensity, a: &a, b: &b)
+                    let (w, logTerm) = robustWeight(model.residual(e.rangeMetres, r), variance: model.variance, multiplicity: c,
+                                                    density: k.rangeDensity)
+                    a += w * Matrix3.outer(g, g)
+                    b += (w * model.residual(e.rangeMetres, r)) * g
+                    biasGradient += w * g
+                    logLikelihood += logTerm
                 }
             }
             logLikelihood += accumulateDirection(of: e, at: x, k: k, a: &a, b: &b)
         }
-        return (a, b, logLikelihood)
+        return (a, b, logLikelihood, biasGradient)
     }
 
     /// Calls `body(residual, variance, gradient)` for an entry's direction residuals at the
@@ -184,10 +201,11 @@ public enum BatchRefinement {
     ///   `(1 − ε − η) N / p(e)`.
     /// Scratch lives in a temporary stack allocation (ten values per entry): nothing on the heap.
     static func lineariseWithBursts(at x: Vector3, window: MeasurementWindow, k: Constants,
-                                    priorInformation: Matrix3, priorMean: Vector3) -> (a: Matrix3, b: Vector3, logLikelihood: Double) {
+                                    priorInformation: Matrix3, priorMean: Vector3) -> (a: Matrix3, b: Vector3, logLikelihood: Double, biasGradient: Vector3) {
         var a = priorInformation
         var b = priorInformation * (priorMean - x)
         var logLikelihood = 0.0
+        var biasGradient = Vector3.zero
         let o = k.options
         let eta = k.multipathProbability
         let outlier = k.rangeDensity.outlierDensity
@@ -242,6 +260,7 @@ public enum BatchRefinement {
                 let g = Vector3(scratch[base + 1], scratch[base + 2], scratch[base + 3])
                 a += w * Matrix3.outer(g, g)
                 b += (w * scratch[base]) * g
+                biasGradient += w * g
                 let rho = scratch[base + 7]
                 let nextA = scratch[base + 8] * betaA, nextB = scratch[base + 9] * betaB
                 let fromA = (1 - eta * (1 - rho)) * nextA + eta * (1 - rho) * nextB
@@ -255,7 +274,7 @@ public enum BatchRefinement {
         for e in window.entries where e.direction != .none {
             logLikelihood += accumulateDirection(of: e, at: x, k: k, a: &a, b: &b)
         }
-        return (a, b, logLikelihood)
+        return (a, b, logLikelihood, biasGradient)
     }
 
     /// Refines every hypothesis of `mixture` in place from `window`.
@@ -324,7 +343,12 @@ public enum BatchRefinement {
             let logPriorNormaliser = -0.5 * (log(max(h.priorCovariance.determinant, 1e-300)) + 3 * log(2 * .pi))
             let logVolume = 0.5 * (log(covariance.determinant) + 3 * log(2 * .pi))
             h.meanInWorld = x
-            h.covariance = (covariance + Matrix3.scaledIdentity(max(addedVariance, 0))).symmetrized
+            // Considered, not estimated: a common range bias β ~ N(0, σ_β²) would move the
+            // solution by `s β`, `s = A⁻¹ (Σ c π g / v + P₀⁻¹ u₀)`; its covariance gets `σ_β² s sᵀ`.
+            let sensitivity = covariance * (current.biasGradient + priorInformation * h.priorRangeDirection)
+            let considered = k.biasVariance * Matrix3.outer(sensitivity, sensitivity)
+            h.covariance = (covariance + considered + Matrix3.scaledIdentity(max(addedVariance, 0))).symmetrized
+            h.rangeBiasSensitivity = sensitivity
             h.logWeight = h.priorLogWeight - f + logPriorNormaliser + logVolume + logMissing
         }
         mixture.normalizeWeights()

@@ -19,6 +19,12 @@ public struct PositionHypothesis: Sendable, Hashable {
     /// `P_pv` (m²/s); zero for a still object.
     public var velocityCovariance = Matrix3.zero
     public var positionVelocityCovariance = Matrix3.zero
+    /// How far a common range bias of one metre moves this hypothesis's batch solution,
+    /// metres per metre (``FusionOptions/rangeBiasStandardDeviation``, ``BatchRefinement``).
+    public var rangeBiasSensitivity = Vector3.zero
+    /// The unit vector from the antenna to this hypothesis's tile on the range sphere it was
+    /// tiled on (zero when it was not tiled): a bias in that range moves the prior mean along it.
+    public var priorRangeDirection = Vector3.zero
 
     public init(logWeight: Double, meanInWorld: Vector3, covariance: Matrix3) {
         self.logWeight = logWeight
@@ -131,7 +137,9 @@ public struct PositionMixture: Sendable {
                 let sigmaRadial2 = options.rangeStandardDeviation * options.rangeStandardDeviation + curvature * curvature
                 let p = sigmaRadial2 * Matrix3.outer(u, u) + (sigmaAlpha * sigmaAlpha) * Matrix3.outer(eAlpha, eAlpha)
                     + (sigmaEpsilon * sigmaEpsilon) * Matrix3.outer(eEpsilon, eEpsilon)
-                hypotheses.append(PositionHypothesis(logWeight: 0, meanInWorld: a + radius * u, covariance: p.symmetrized))
+                var tile = PositionHypothesis(logWeight: 0, meanInWorld: a + radius * u, covariance: p.symmetrized)
+                tile.priorRangeDirection = u
+                hypotheses.append(tile)
             }
         }
         normalize()
@@ -311,6 +319,7 @@ public struct PositionMixture: Sendable {
             + (wb / w) * (b.velocityCovariance + Matrix3.outer(dvb, dvb))).symmetrized
         result.positionVelocityCovariance = (wa / w) * (a.positionVelocityCovariance + Matrix3.outer(da, dva))
             + (wb / w) * (b.positionVelocityCovariance + Matrix3.outer(db, dvb))
+        result.rangeBiasSensitivity = (wa * a.rangeBiasSensitivity + wb * b.rangeBiasSensitivity) / w
         result.priorMeanInWorld = keep.priorMeanInWorld
         result.priorCovariance = keep.priorCovariance
         let la = a.priorLogWeight + logGaussianDensity(mean, mean: a.priorMeanInWorld, covariance: a.priorCovariance)
