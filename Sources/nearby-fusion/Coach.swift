@@ -18,13 +18,15 @@ struct Coach: ParsableCommand {
     @Option(help: "The expectation file.", completion: .file(extensions: ["expect"]))
     var expect: String
 
+    @OptionGroup var engine: EngineOptions
+
     func run() throws {
         guard let data = FileManager.default.contents(atPath: expect) else { throw CommandFailure(message: "\(expect): cannot open file") }
         let verdicts: [CoachingVerdict]
         do {
             let expectations = try CoachingExpectation.parse(String(decoding: data, as: UTF8.self), file: expect)
             guard !expectations.isEmpty else { throw CommandFailure(message: "\(expect): no expectations") }
-            verdicts = try CoachingCheck.check(recording: recording, expectations: expectations)
+            verdicts = try CoachingCheck.check(recording: recording, expectations: expectations, options: engine.fusionOptions)
         } catch let e as RecordingError {
             throw CommandFailure(message: e.description)
         } catch let e as ReplayError {

@@ -21,9 +21,11 @@ struct Report: ParsableCommand {
     @Option(name: .shortAndLong, help: "The HTML file to write.")
     var output: String
 
+    @OptionGroup var engine: EngineOptions
+
     func run() throws {
         let data: ReportData
-        do { data = try ReportData.collect(path: recording) } catch let e as RecordingError {
+        do { data = try ReportData.collect(path: recording, options: engine.fusionOptions) } catch let e as RecordingError {
             throw CommandFailure(message: e.description)
         } catch let e as ReplayError {
             throw CommandFailure(message: e.description)
@@ -80,21 +82,21 @@ struct ReportData {
     var start = 0.0
     var end = 0.0
 
-    static func collect(path: String) throws -> ReportData {
+    static func collect(path: String, options: FusionOptions = FusionOptions()) throws -> ReportData {
         var data = ReportData(recording: path)
         var truth: [Vector3?] = []
         var pose: DevicePose?
         var first: Double?
         var poseCount = 0
-        let tolerance = FusionOptions().levelTolerance
+        let tolerance = options.levelTolerance
         // The evaluation table is scored in the same pass (a recording on standard input can
         // be read only once).
         var evaluator: RecordingEvaluator?
-        try RecordingReplay.drive(path: path, withMoments: true, start: { header in
+        try RecordingReplay.drive(path: path, options: options, withMoments: true, start: { header in
             data.header = header
             data.objects = header.objects.map { ObjectTrack(id: $0.id) }
             truth = Array(repeating: nil, count: header.objects.count)
-            evaluator = RecordingEvaluator(header: header)
+            evaluator = RecordingEvaluator(header: header, options: options)
         }) { step in
             evaluator?.observe(step)
             if let t = step.timestamp { if first == nil { first = t }; data.end = t - (first ?? 0) }

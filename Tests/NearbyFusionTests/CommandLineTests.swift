@@ -52,6 +52,32 @@ struct CommandLineTests {
         #expect(try Self.run(["accuracy", "--scenario", "no-such"]).stderr.contains("unknown scenario 'no-such'"))
     }
 
+    @Test func rangeBiasReachesTheEngineInEveryCommandThatReplays() throws {
+        // distance-only.jsonl's watch: the considered bias widens what the coaching reads.
+        func nees(_ extra: [String]) throws -> Double {
+            let result = try Self.run(["evaluate", "Datasets/distance-only.jsonl", "--json"] + extra)
+            #expect(result.status == 0, "\(result.stderr)")
+            let value = try JSONLineParser.parse(result.stdout.split(separator: "\n").joined())
+            guard case .array(let objects)? = value["objects"], case .number(let n)? = objects.first?["meanNEES"] else { return .nan }
+            return n
+        }
+        let plain = try nees([]), considered = try nees(["--range-bias", "0.1"])
+        #expect(considered < 0.9 * plain, "mean NEES \(plain) → \(considered)")
+        // replay: the estimate stream changes; coach and report accept it too.
+        let replayed = try Self.run(["replay", "Datasets/distance-only.jsonl", "--output", "-", "--range-bias", "0.3"])
+        let plainReplay = try Self.run(["replay", "Datasets/distance-only.jsonl", "--output", "-"])
+        #expect(replayed.status == 0 && replayed.stdout != plainReplay.stdout)
+        let coach = try Self.run(["coach", "Datasets/coached-sweep.jsonl", "--expect", "Datasets/expectations/coached-sweep.expect",
+                                  "--range-bias", "0"])
+        #expect(coach.status == 0, "\(coach.stdout)")
+        let html = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID().uuidString).html").path
+        #expect(try Self.run(["report", "Datasets/distance-only.jsonl", "--output", html, "--range-bias", "0.1"]).status == 0)
+        for bad in ["nan", "-0.5", "inf"] {
+            let result = try Self.run(["evaluate", "Datasets/distance-only.jsonl", "--range-bias=\(bad)"])
+            #expect(result.status == 64, "--range-bias=\(bad): \(result.stderr)")
+        }
+    }
+
     @Test func replayWritesTheEstimateStreamAndPrintsASummary() throws {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("estimates-\(UUID().uuidString).jsonl").path
         let result = try Self.run(["replay", "Datasets/coached-sweep.jsonl", "--output", output])
