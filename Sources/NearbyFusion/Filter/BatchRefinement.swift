@@ -120,10 +120,10 @@ public enum BatchRefinement {
                 let model = o.nominalRangeModel(from: e.antennaInWorld)
                 let (r, g) = model.linearised(at: x)
                 if r > 1e-6 {
-                    let (w, logTerm) = robustWeight(model.residual(e.rangeMetres, r), variance: model.variance, multiplicity: c,
-                                                    density: k.rangeDensity)
+                    let residual = model.residual(e.rangeMetres, r)
+                    let (w, logTerm) = robustWeight(residual, variance: model.variance, multiplicity: c, density: k.rangeDensity)
                     a += w * Matrix3.outer(g, g)
-                    b += (w * model.residual(e.rangeMetres, r)) * g
+                    b += (w * residual) * g
                     biasGradient += w * g
                     logLikelihood += logTerm
                 }

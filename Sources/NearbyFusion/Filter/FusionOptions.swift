@@ -91,7 +91,7 @@ public struct FusionOptions: Sendable, Hashable {
     /// hypothesis, `s` the shift of its solution per metre of common bias
     /// (``BatchRefinement/refine(_:window:options:addedVariance:)``), and a tracked object keeps
     /// the share it had when it was handed over. Measured (`evaluate --range-bias`): at 0.1 m
-    /// the drone sessions' NEES 89 → 34 with their angles, convergence and status changes as
+    /// the drone sessions' NEES 89 → 33 with their angles, convergence and status changes as
     /// before, LIAS's 491 → 23 with `worldTransform` on 10 % of updates instead of 25 %; at
     /// 0.2 m LIAS publishes no `worldTransform` (its errors are 0.3–0.5 m) and eee_01's first
     /// convergence comes 34.6 s after the bound allows 3° (11.0 s at 0.1 m). Not for the

@@ -321,6 +321,7 @@ public struct PositionMixture: Sendable {
             + (wb / w) * (b.positionVelocityCovariance + Matrix3.outer(db, dvb))
         result.rangeBiasSensitivity = (wa * a.rangeBiasSensitivity + wb * b.rangeBiasSensitivity) / w
         result.priorMeanInWorld = keep.priorMeanInWorld
+        result.priorRangeDirection = keep.priorRangeDirection
         result.priorCovariance = keep.priorCovariance
         let la = a.priorLogWeight + logGaussianDensity(mean, mean: a.priorMeanInWorld, covariance: a.priorCovariance)
         let lb = b.priorLogWeight + logGaussianDensity(mean, mean: b.priorMeanInWorld, covariance: b.priorCovariance)
