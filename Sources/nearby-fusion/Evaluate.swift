@@ -111,6 +111,10 @@ struct Evaluate: ParsableCommand {
                   + ", " + (o.statusChangesPerMinute.map { String(format: "%.2f status changes per minute", $0) } ?? "—"))
             print("  false converged rate  " + (o.falseConvergedRate.map { String(format: "%.3f", $0) } ?? "—"))
             print("  mean NEES (converged) " + (o.meanNEES.map { String(format: "%.2f", $0) } ?? "—"))
+            if let e = o.rangeError {
+                print("  range error vs truth  " + String(format: "median %+.3f m, robust σ %.3f m", e.medianMetres, e.robustStandardDeviationMetres)
+                      + ", correlation after 1 s " + (e.correlationAfterOneSecond.map { String(format: "%.2f", $0) } ?? "—") + " (n \(e.count))")
+            }
             print("  availability          " + ["distance", "direction", "horizontalAngle", "verticalDirectionEstimate", "worldTransform"]
                 .map { "\($0) \(String(format: "%.0f%%", 100 * (o.availability[$0] ?? 0)))" }.joined(separator: ", "))
             print("  vertical confusion    truth ↓ / published →  " + RecordingEvaluation.estimateCategories.map { $0.padding(toLength: 14, withPad: " ", startingAt: 0) }.joined())

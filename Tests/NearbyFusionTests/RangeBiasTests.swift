@@ -88,3 +88,38 @@ struct RangeBiasTests {
         #expect(wide.trace > narrow.trace + 0.1 * 0.1 * 0.5, "trace \(wide.trace) vs \(narrow.trace)")
     }
 }
+
+/// `evaluate`'s range errors against the truth (``RangeErrorSummary``).
+@Suite("range errors against the truth")
+struct RangeErrorSummaryTests {
+    @Test func biasSpreadAndHowLongErrorsLast() throws {
+        // 10 Hz for 200 s: a 0.2 m bias plus AR(1) errors of stationary σ 0.07 m whose
+        // correlation after 0.1 s is 0.9 (after 1 s, 0.9¹⁰ = 0.35); then independent ones.
+        var noise = NoiseStream(seed: 3, source: "range-error-summary")
+        var correlated: [(time: Double, error: Double)] = [], independent: [(time: Double, error: Double)] = []
+        var e = 0.0
+        for k in 0..<2000 {
+            e = 0.9 * e + (1 - 0.81).squareRoot() * noise.gaussian(standardDeviation: 0.07)
+            correlated.append((Double(k) * 0.1, 0.2 + e))
+            independent.append((Double(k) * 0.1, 0.2 + noise.gaussian(standardDeviation: 0.07)))
+        }
+        let c = try #require(RangeErrorSummary(correlated)), i = try #require(RangeErrorSummary(independent))
+        #expect(abs(c.medianMetres - 0.2) < 0.02 && abs(i.medianMetres - 0.2) < 0.01)
+        #expect(abs(i.robustStandardDeviationMetres - 0.07) < 0.007 && abs(c.robustStandardDeviationMetres - 0.07) < 0.015)
+        let rc = try #require(c.correlationAfterOneSecond), ri = try #require(i.correlationAfterOneSecond)
+        #expect(abs(rc - 0.35) < 0.12, "correlated: \(rc)")
+        #expect(abs(ri) < 0.08, "independent: \(ri)")
+        #expect(RangeErrorSummary([]) == nil)
+        #expect(RangeErrorSummary([(0, 0.1)])?.correlationAfterOneSecond == nil)
+    }
+
+    @Test func aSimulatedRadioIsUnbiasedAndIndependent() throws {
+        let report = try RecordingEvaluation.evaluate(path: CommandLineTests.packageRoot.appendingPathComponent("Datasets/coached-sweep.jsonl").path)
+        let e = try #require(report.objects.first?.rangeError)
+        // The simulator's UWB: σ 6 cm, no bias, independent draws.
+        #expect(abs(e.medianMetres) < 0.02 && e.robustStandardDeviationMetres > 0.03 && e.robustStandardDeviationMetres < 0.08)
+        #expect(abs(try #require(e.correlationAfterOneSecond)) < 0.3)
+        // Every range of the 101 updates (2 % of them dropped).
+        #expect(e.count > 90 && e.count <= 101)
+    }
+}

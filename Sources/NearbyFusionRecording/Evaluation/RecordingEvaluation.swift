@@ -49,6 +49,9 @@ public struct ObjectEvaluation: Codable, Sendable {
     public var rawDirectionAvailability: Double?
     /// …and its horizontal-angle error, degrees.
     public var rawHorizontalAngleErrorDegrees: ErrorStatistics?
+    /// The radio itself against the truth (``RangeErrorSummary``): what a user of their own
+    /// UWB hardware needs before any fusion — its bias, its noise, and how long its errors last.
+    public var rangeError: RangeErrorSummary?
     /// Raw values, for pooling across recordings (not encoded).
     var angleErrors: [Double] = []
     var positionErrors: [Double] = []
@@ -59,6 +62,8 @@ public struct ObjectEvaluation: Codable, Sendable {
     var convergedErrors: [Double] = []
     var rawAngleErrors: [Double] = []
     var rawDirectionCount = 0
+    /// Each range's error against the truth, `(t, z − ‖p − a‖)`, seconds and metres.
+    var rangeErrorSeries: [(time: Double, error: Double)] = []
     /// Updates from the first convergence on, how many of them converged, status changes
     /// among them, and the seconds they span (for pooling).
     var stability = ConvergenceStability()
@@ -67,7 +72,58 @@ public struct ObjectEvaluation: Codable, Sendable {
         case object, updates, horizontalAngleErrorDegrees, positionErrorMetres, availability, verticalConfusion,
              timeToConvergenceSeconds, falseConvergedRate, meanNEES, crlbPositionMetres, rmseOverCRLB,
              boundAngleDegrees, boundAllowsAngleAfterSeconds, convergenceLagSeconds, convergedShareAfterFirst, statusChangesPerMinute,
-             rawDirectionAvailability, rawHorizontalAngleErrorDegrees
+             rawDirectionAvailability, rawHorizontalAngleErrorDegrees, rangeError
+    }
+}
+
+/// A radio's range errors against the truth, `e = z − ‖p − a‖` (metres; `p` the object's
+/// true position, `a` the antenna's), over every range of one object: per object only (a
+/// fleet's pooled row leaves it out: biases differ from radio to radio).
+public struct RangeErrorSummary: Codable, Sendable, Hashable {
+    public var count: Int
+    /// The median error, metres: a constant bias (an uncalibrated antenna delay) shows here.
+    public var medianMetres: Double
+    /// `1.4826 × median |e − median|`, metres: the spread about it, robust to outliers (σ for
+    /// Gaussian errors).
+    public var robustStandardDeviationMetres: Double
+    /// The correlation of the errors (less their median, clipped at ±5 robust σ) with the
+    /// errors about one second later (the first range at least 1 s later, within 1.5 s): 0
+    /// for independent ranges, near 1 for errors that last — then ranges a second apart are
+    /// not independent measurements, whatever a filter that weighs them so claims. `nil`
+    /// with fewer than 10 such pairs.
+    public var correlationAfterOneSecond: Double?
+
+    /// The summary of `(time, error)` pairs in time order; `nil` when empty.
+    public init?(_ series: [(time: Double, error: Double)]) {
+        guard !series.isEmpty else { return nil }
+        let sorted = series.map(\.error).sorted()
+        let median = Self.median(sorted)
+        let spread = 1.4826 * Self.median(sorted.map { abs($0 - median) }.sorted())
+        count = series.count
+        medianMetres = median
+        robustStandardDeviationMetres = spread
+        let clip = max(5 * spread, 1e-9)
+        func centred(_ e: Double) -> Double { min(max(e - median, -clip), clip) }
+        var sxy = 0.0, sxx = 0.0, syy = 0.0, sx = 0.0, sy = 0.0, n = 0.0
+        var j = 0
+        for (t, e) in series {
+            while j < series.count && series[j].time < t + 1 { j += 1 }
+            guard j < series.count else { break }
+            guard series[j].time <= t + 1.5 else { continue }
+            let x = centred(e), y = centred(series[j].error)
+            sx += x; sy += y; sxx += x * x; syy += y * y; sxy += x * y; n += 1
+        }
+        if n >= 10 {
+            let cov = sxy / n - sx / n * sy / n
+            let vx = sxx / n - sx / n * sx / n, vy = syy / n - sy / n * sy / n
+            let r = cov / (vx * vy).squareRoot()
+            correlationAfterOneSecond = r.isFinite ? r : nil
+        }
+    }
+
+    static func median(_ sorted: [Double]) -> Double {
+        let n = sorted.count
+        return n % 2 == 1 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2])
     }
 }
 
@@ -247,6 +303,9 @@ struct ObjectScorer {
         if let r = m.distance, r > 0, header.capabilities.supportsPreciseDistanceMeasurement, let radio {
             let u = (p - device.positionInWorld).normalized
             fisher += radio.rangeInformation * Matrix3.outer(u, u)
+            let antenna = device.positionInWorld + device.worldFromDevice.rotate(options.antennaOffsetInDevice)
+            let error = r - (p - antenna).length
+            if error.isFinite { evaluation.rangeErrorSeries.append((m.timestamp, error)) }
         }
         if let d = m.directionInDevice, header.capabilities.supportsDirectionMeasurement {
             evaluation.rawDirectionCount += 1
@@ -271,6 +330,7 @@ struct ObjectScorer {
         let n = Double(max(r.updates, 1))
         r.availability = availability.mapValues { Double($0) / n }
         r.finish()
+        r.rangeError = RangeErrorSummary(evaluation.rangeErrorSeries)
         if let first = evaluation.stability.firstConvergedAt, let allowed = boundAllowsTime { r.convergenceLagSeconds = first - allowed }
         return r
     }
