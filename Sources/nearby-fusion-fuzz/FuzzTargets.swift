@@ -14,7 +14,7 @@ import NearbyFusionSimulation
 /// - normally: a command that replays files (a saved corpus) through a target, so that the
 ///   corpus is a regression test without the fuzzer.
 enum FuzzTargets {
-    static let all = ["decoders", "script", "coaching", "tokens", "archive"]
+    static let all = ["decoders", "script", "coaching", "tokens", "datasets", "archive"]
 
     /// A header that declares the objects most lines name, so that mutated lines after it
     /// reach the fast decoder.
@@ -32,6 +32,13 @@ enum FuzzTargets {
             _ = try? SimulationScript.parse(String(decoding: bytes, as: UTF8.self), file: "fuzz", directory: "/nonexistent", seed: 1)
         case "coaching":
             _ = try? CoachingExpectation.parse(String(decoding: bytes, as: UTF8.self), file: "fuzz")
+        case "datasets":
+            // The LIAS planar UWB reader (`convert`): the bytes up to the first 0xFF (never in
+            // UTF-8) are the UWB file, the rest the motion-capture file; either alone is both.
+            let split = bytes.firstIndex(of: 0xFF)
+            let uwb = Data(bytes[..<(split ?? bytes.endIndex)])
+            let capture = split.map { Data(bytes[($0 + 1)...]) } ?? uwb
+            _ = try? LIASPlanarUWB.events(uwb: uwb, uwbFile: "uwb", motionCapture: capture, motionCaptureFile: "capture")
         case "tokens":
             let data = Data(bytes)
             _ = NIDiscoveryToken(data: data)

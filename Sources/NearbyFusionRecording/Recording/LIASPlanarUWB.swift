@@ -63,14 +63,21 @@ public enum LIASPlanarUWB {
 
     /// The recording's events, header first, ordered by time.
     public static func events(uwbPath: String, motionCapturePath: String, options: Options = Options()) throws(RecordingError) -> [RecordingEvent] {
+        try events(uwb: contents(of: uwbPath), uwbFile: uwbPath, motionCapture: contents(of: motionCapturePath),
+                   motionCaptureFile: motionCapturePath, options: options)
+    }
+
+    /// The same from the two files' bytes (errors name `uwbFile` and `motionCaptureFile`).
+    public static func events(uwb: Data, uwbFile: String, motionCapture: Data, motionCaptureFile: String,
+                              options: Options = Options()) throws(RecordingError) -> [RecordingEvent] {
         guard tagsInBody.indices.contains(options.tag) else {
-            throw RecordingError(file: uwbPath, line: 0, message: "tag \(options.tag) does not exist (0, 1 or 2)")
+            throw RecordingError(file: uwbFile, line: 0, message: "tag \(options.tag) does not exist (0, 1 or 2)")
         }
-        let capture = try readCapture(path: motionCapturePath)
+        let capture = try readCapture(motionCapture, file: motionCaptureFile)
         guard let origin = capture.first?.time else {
-            throw RecordingError(file: motionCapturePath, line: 0, message: "no motion-capture samples")
+            throw RecordingError(file: motionCaptureFile, line: 0, message: "no motion-capture samples")
         }
-        let ranges = try readRanges(path: uwbPath)
+        let ranges = try readRanges(uwb, file: uwbFile)
         let bodyToDevice = captureBodyFromBody * TrajectoryFormats.forwardLeftUpBodyFromDevice
         let lever = captureBodyFromBody.rotate(tagsInBody[options.tag])
         let m = TrajectoryFormats.yUpFromZUp
@@ -141,9 +148,9 @@ public enum LIASPlanarUWB {
     struct CaptureSample { var time: Double; var position: Vector3; var orientation: Quaternion }
     struct RangeRow { var time: Double; var ranges: [Double?] }
 
-    static func readCapture(path: String) throws(RecordingError) -> [CaptureSample] {
+    static func readCapture(_ data: Data, file: String) throws(RecordingError) -> [CaptureSample] {
         var out: [CaptureSample] = []
-        try forEachRow(path: path, skipFirst: true) { fields, fail throws(RecordingError) in
+        try forEachRow(data, file: file, skipFirst: true) { fields, fail throws(RecordingError) in
             guard fields.count >= 8 else { throw fail(nil, "expected 8 columns (time, x y z, w x y z), found \(fields.count)") }
             let time = try wallClockSeconds(fields[0], fail: fail)
             var v: [Double] = []
@@ -161,10 +168,10 @@ public enum LIASPlanarUWB {
         return out
     }
 
-    static func readRanges(path: String) throws(RecordingError) -> [RangeRow] {
+    static func readRanges(_ data: Data, file: String) throws(RecordingError) -> [RangeRow] {
         var out: [RangeRow] = []
         let columns = anchorsInDatasetWorld.count * tagsInBody.count
-        try forEachRow(path: path, skipFirst: false) { fields, fail throws(RecordingError) in
+        try forEachRow(data, file: file, skipFirst: false) { fields, fail throws(RecordingError) in
             guard fields.count == columns + 1 else { throw fail(nil, "expected \(columns + 1) columns (time and \(columns) ranges), found \(fields.count)") }
             let time = try wallClockSeconds(fields[0], fail: fail)
             var ranges: [Double?] = []
@@ -201,11 +208,15 @@ public enum LIASPlanarUWB {
         return Double(days) * 86_400 + Double(h * 3600 + mi * 60) + s
     }
 
-    private static func forEachRow(path: String, skipFirst: Bool,
-                                   _ body: ([Substring], (String?, String) -> RecordingError) throws(RecordingError) -> Void) throws(RecordingError) {
+    static func contents(of path: String) throws(RecordingError) -> Data {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw RecordingError(file: path, line: 0, message: "cannot open file")
         }
+        return data
+    }
+
+    private static func forEachRow(_ data: Data, file path: String, skipFirst: Bool,
+                                   _ body: ([Substring], (String?, String) -> RecordingError) throws(RecordingError) -> Void) throws(RecordingError) {
         var lineNumber = 0
         for bytes in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
             lineNumber += 1
