@@ -14,7 +14,7 @@ struct Convert: ParsableCommand {
         the ranges carry are in the README ('A real session whose truth is better than its ranges').
         """)
 
-    @Argument(help: "The dataset's format: lias-planar-uwb.")
+    @Argument(help: "The dataset's format: lias-planar-uwb.", completion: .list(["lias-planar-uwb"]))
     var format: String
 
     @Argument(help: "The dataset's folder.", completion: .directory)
