@@ -223,6 +223,16 @@ public final class NISession: @unchecked Sendable {
         continuation.finish()
     }
 
+    /// The engine's settings (beyond Nearby Interaction, which has none to set): read when a
+    /// `run` starts an engine — the first run, or a run with another configuration. For
+    /// example `FusionOptions.rangeBiasStandardDeviation` for UWB hardware whose antenna
+    /// delay is not calibrated, as Apple's is.
+    public var fusionOptions: FusionOptions {
+        get { engineOptions.withLock { $0 } }
+        set { engineOptions.withLock { $0 = newValue } }
+    }
+    private let engineOptions = Mutex(FusionOptions())
+
     /// The delegate (held weakly, as in Nearby Interaction).
     public var delegate: (any NISessionDelegate)? {
         get { delegation.withLock { $0 }.delegate }
@@ -354,7 +364,7 @@ public final class NISession: @unchecked Sendable {
             let header = RecordingHeader(deviceName: "session", capabilities: capabilities,
                                          objects: [(id, new is NINearbyPeerConfiguration ? .peer : .accessory)],
                                          rangingByObject: ranging == .uwb ? [:] : [id: ranging])
-            var d = ReplayDriver(header: header, cameraAssistance: new.isCameraAssistanceEnabled)
+            var d = ReplayDriver(header: header, options: fusionOptions, cameraAssistance: new.isCameraAssistanceEnabled)
             _ = d.apply(.motionState(objectID: id, timestamp: lastEventTime, state: motionState))
             driver = d
             objectID = id

@@ -155,6 +155,34 @@ struct SessionTests {
         session.invalidate()
     }
 
+    @Test func theEngineOptionsApplyFromTheNextRun() throws {
+        // Ranges beyond `maximumRange` are never fused: with 1 m, the 4 m ranges leave the
+        // signal insufficient after the 2 s timeout; with the defaults they do not.
+        func reasons(_ options: FusionOptions?) throws -> ConvergenceReasons {
+            let source = ManualSource()
+            let session = NISession(source: source)
+            let delegate = RecordingDelegate()
+            session.delegate = delegate
+            if let options { session.fusionOptions = options }
+            session.run(try Self.accessory())
+            for k in 0..<30 { source.send(Self.pose(Double(k) * 0.1)); source.send(Self.uwb(Double(k) * 0.1 + 0.01)) }
+            session.waitUntilIdle()
+            session.invalidate()
+            let last = delegate.events.compactMap { e -> NINearbyObject? in
+                if case .didUpdate(let objects) = e { return objects.first } else { return nil }
+            }.last
+            return try #require(last?.estimate.convergence).status.reasons
+        }
+        var short = FusionOptions()
+        short.maximumRange = 1
+        #expect(try reasons(short).contains(.insufficientSignalStrength))
+        #expect(try !reasons(nil).contains(.insufficientSignalStrength))
+        let session = NISession(source: ManualSource())
+        session.fusionOptions.rangeBiasStandardDeviation = 0.2
+        #expect(session.fusionOptions.rangeBiasStandardDeviation == 0.2)
+        session.invalidate()
+    }
+
     /// A deterministic generator (SplitMix64) for injected randomness.
     struct Seeded: RandomNumberGenerator {
         var state: UInt64
