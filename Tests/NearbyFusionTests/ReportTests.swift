@@ -1,4 +1,5 @@
 import Foundation
+import NearbyFusionRecording
 import Testing
 
 /// The HTML report is one self-contained file. (That it renders in a real browser is
@@ -41,6 +42,11 @@ struct ReportTests {
         let expected = try #require(try table(fromFile))
         let got = try #require(try table(fromInput))
         #expect(got == expected)
+        // The radio against the truth, as `evaluate` prints it: the simulator's UWB is unbiased.
+        #expect(expected.contains("<th>range error median m</th>"))
+        let report = try RecordingEvaluation.evaluate(path: CommandLineTests.packageRoot.appendingPathComponent("Datasets/coached-sweep.jsonl").path)
+        let median = try #require(report.objects.first?.rangeError?.medianMetres)
+        #expect(expected.contains("<td class='n'>\(String(format: "%.3f", median))</td>"), "\(median)")
     }
 
     @Test func reportIsSelfContainedWithThePromisedFigures() throws {
