@@ -152,6 +152,11 @@ struct LIASPlanarTests {
         for object in report.objects {
             let available = object.availability["horizontalAngle"] ?? 0
             #expect(available > 0.85, "\(object.object): angle on \(available)")
+            // `evaluate`'s view of the radio: the offset, and errors that last (0.35–0.62
+            // correlation a second apart, where the simulator's are independent).
+            let ranges = try #require(object.rangeError)
+            #expect(ranges.medianMetres > 0.1 && ranges.medianMetres < 0.35, "\(object.object): \(ranges)")
+            #expect(try #require(ranges.correlationAfterOneSecond) > 0.25, "\(object.object): \(ranges)")
         }
         // Ranges weighed as unbiased: the anchors that converge sit 0.24–0.47 m off while the
         // filter claims centimetres (mean NEES ≈ 490). With a considered bias of 0.1 m the NEES
