@@ -368,21 +368,26 @@ extension ReportHTML {
         func percent(_ x: Double?) -> String { x.map { String(format: "%.0f%%", $0 * 100) } ?? "—" }
         var html = "<h2>Evaluation</h2><table><tr><th>object</th><th>updates</th><th>angle err median °</th><th>p95 °</th>"
             + "<th>position err median m</th><th>p95 m</th><th>converged after s</th><th>angle available</th>"
-            + "<th>transform available</th><th>CRLB √tr m</th><th>RMSE/CRLB</th><th>mean NEES</th><th>false converged</th>"
-            + "<th>range error median m</th><th>robust σ m</th><th>correlation after 1 s</th></tr>"
+            + "<th>transform available</th><th>CRLB √tr m</th><th>RMSE/CRLB</th><th>mean NEES</th><th>false converged</th></tr>"
         for e in evaluation.objects.prefix(ReportData.detailedObjects) {
             html += "<tr><td>\(escape(e.object))</td><td class='n'>\(e.updates)</td>"
                 + "<td class='n'>\(n(e.horizontalAngleErrorDegrees?.median, 2))</td><td class='n'>\(n(e.horizontalAngleErrorDegrees?.p95, 2))</td>"
                 + "<td class='n'>\(n(e.positionErrorMetres?.median, 3))</td><td class='n'>\(n(e.positionErrorMetres?.p95, 3))</td>"
                 + "<td class='n'>\(n(e.timeToConvergenceSeconds, 1))</td><td class='n'>\(percent(e.availability["horizontalAngle"]))</td>"
                 + "<td class='n'>\(percent(e.availability["worldTransform"]))</td><td class='n'>\(n(e.crlbPositionMetres, 3))</td>"
-                + "<td class='n'>\(n(e.rmseOverCRLB, 2))</td><td class='n'>\(n(e.meanNEES, 2))</td><td class='n'>\(n(e.falseConvergedRate, 3))</td>"
-                + "<td class='n'>\(n(e.rangeError?.medianMetres, 3))</td><td class='n'>\(n(e.rangeError?.robustStandardDeviationMetres, 3))</td>"
-                + "<td class='n'>\(n(e.rangeError?.correlationAfterOneSecond, 2))</td></tr>"
+                + "<td class='n'>\(n(e.rmseOverCRLB, 2))</td><td class='n'>\(n(e.meanNEES, 2))</td><td class='n'>\(n(e.falseConvergedRate, 3))</td></tr>"
         }
-        return html + "</table><p class='tick'>The same figures as <code>nearby-fusion evaluate</code> prints for this recording; "
-            + "the last three are the radio's own ranges against the truth (a bias shows in the median; a correlation near 1 "
-            + "means errors that last, which no filter that weighs ranges as independent allows for).</p>"
+        html += "</table><p class='tick'>The same figures as <code>nearby-fusion evaluate</code> prints for this recording.</p>"
+        // The radio itself, in a table of its own (the page is as wide as the one above).
+        html += "<table><tr><th>object</th><th>range error median m</th><th>robust σ m</th><th>correlation after 1 s</th><th>ranges</th></tr>"
+        for e in evaluation.objects.prefix(ReportData.detailedObjects) {
+            guard let r = e.rangeError else { continue }
+            html += "<tr><td>\(escape(e.object))</td><td class='n'>\(n(r.medianMetres, 3))</td>"
+                + "<td class='n'>\(n(r.robustStandardDeviationMetres, 3))</td><td class='n'>\(n(r.correlationAfterOneSecond, 2))</td>"
+                + "<td class='n'>\(r.count)</td></tr>"
+        }
+        return html + "</table><p class='tick'>The radio's own ranges against the truth: a bias shows in the median; a correlation "
+            + "near 1 means errors that last, which no filter that weighs ranges as independent allows for.</p>"
     }
 
     /// One object: its maps, then its time plots on the shared axis.
