@@ -272,11 +272,7 @@ public enum Simulator {
 
     /// The recording as JSON Lines text (each line ends with a newline).
     public static func recordingText(for s: SimulationScenario) -> String {
-        var out = ""
-        let all = events(for: s)
-        guard case .header(let header)? = all.first else { return "" }
-        for e in all { out += JSONLines.line(e, header: header); out += "\n" }
-        return out
+        JSONLines.text(events(for: s))
     }
 
     static func round4(_ x: Double) -> Double { (x * 1e4).rounded() / 1e4 }

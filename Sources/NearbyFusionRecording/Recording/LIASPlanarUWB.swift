@@ -128,11 +128,7 @@ public enum LIASPlanarUWB {
 
     /// The recording as JSON Lines text.
     public static func recordingText(uwbPath: String, motionCapturePath: String, options: Options = Options()) throws(RecordingError) -> String {
-        let all = try events(uwbPath: uwbPath, motionCapturePath: motionCapturePath, options: options)
-        guard case .header(let header)? = all.first else { return "" }
-        var out = ""
-        for e in all { out += JSONLines.line(e, header: header); out += "\n" }
-        return out
+        JSONLines.text(try events(uwbPath: uwbPath, motionCapturePath: motionCapturePath, options: options))
     }
 
     /// To the micrometre (positions) and 1e-9 (quaternions): what the capture resolves,

@@ -79,6 +79,15 @@ public enum JSONLines {
         return line(event)
     }
 
+    /// A whole recording: `events` (header first) one line each, every line ended by a
+    /// newline; empty when the first event is not a header.
+    public static func text(_ events: [RecordingEvent]) -> String {
+        guard case .header(let header)? = events.first else { return "" }
+        var out = ""
+        for e in events { out += line(e, header: header); out += "\n" }
+        return out
+    }
+
     /// One estimate line (no trailing newline); see ``EstimateEncoder`` for the number
     /// format. With camera assistance off, `convergence` is `null` (an addition to the
     /// format, documented in the README).
