@@ -24,7 +24,7 @@ struct Coach: ParsableCommand {
         guard let data = FileManager.default.contents(atPath: expect) else { throw CommandFailure(message: "\(expect): cannot open file") }
         let verdicts: [CoachingVerdict]
         do {
-            let expectations = try CoachingExpectation.parse(String(decoding: data, as: UTF8.self), file: expect)
+            let expectations = try CoachingExpectation.parse(try RecordingError.utf8Text(data, file: expect), file: expect)
             guard !expectations.isEmpty else { throw CommandFailure(message: "\(expect): no expectations") }
             verdicts = try CoachingCheck.check(recording: recording, expectations: expectations, options: engine.fusionOptions)
         } catch let e as RecordingError {

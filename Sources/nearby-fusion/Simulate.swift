@@ -48,8 +48,10 @@ struct Simulate: ParsableCommand {
             guard let data = FileManager.default.contents(atPath: script) else {
                 throw CommandFailure(message: "\(script): cannot open file")
             }
+            let text: String
+            do { text = try RecordingError.utf8Text(data, file: script) } catch { throw CommandFailure(message: error.description) }
             do {
-                simulation = try SimulationScript.parse(String(decoding: data, as: UTF8.self), file: script,
+                simulation = try SimulationScript.parse(text, file: script,
                                                         directory: (script as NSString).deletingLastPathComponent, seed: seed)
             } catch {
                 throw CommandFailure(message: error.description)

@@ -121,7 +121,7 @@ struct LIASPlanarTests {
             _ = try Self.events(directory)
             Issue.record("accepted invalid UTF-8")
         } catch {
-            #expect(error.description.replacingOccurrences(of: directory.path + "/", with: "") == "UWB_dynamic_exp_fast.csv:2: not valid UTF-8")
+            #expect(error.description.replacingOccurrences(of: directory.path + "/", with: "") == "UWB_dynamic_exp_fast.csv:2: invalid UTF-8 at column 25")
         }
     }
 

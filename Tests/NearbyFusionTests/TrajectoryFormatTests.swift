@@ -56,6 +56,36 @@ struct TrajectoryFormatTests {
         }
     }
 
+    /// Bytes that are not UTF-8 are named by line and column, in a trajectory and in every
+    /// other text file a command reads whole (coaching expectations, simulation scripts):
+    /// before, each was decoded lossily and the user saw a complaint about some U+FFFD.
+    @Test func invalidUTF8InTextInputsIsNamedByLineAndColumn() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("utf8-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func write(_ name: String, _ first: String, _ bad: [UInt8]) throws -> String {
+            let url = dir.appendingPathComponent(name)
+            try (Data(first.utf8) + Data(bad)).write(to: url)
+            return url.path
+        }
+        let tum = try write("t.tum", "1 0 0 0 0 0 0 1\n", Array("2 0".utf8) + [0xC3, 0x28] + Array(" 0 0 0 0 1\n".utf8))
+        do { _ = try TrajectoryFormats.readTUM(path: tum); Issue.record("accepted invalid UTF-8") } catch {
+            #expect(error.description == tum + ":2: invalid UTF-8 at column 4")
+        }
+        let euroc = try write("e.csv", "#t,x\n", [0x31, 0xE2, 0x82])
+        do { _ = try TrajectoryFormats.readEuRoC(path: euroc); Issue.record("accepted invalid UTF-8") } catch {
+            #expect(error.description == euroc + ":2: invalid UTF-8 at column 2 (truncated sequence)")
+        }
+        let expect = try write("x.expect", "# expectations\n", Array("at 2 s ".utf8) + [0xFF] + Array("\n".utf8))
+        let coach = try CommandLineTests.run(["coach", "Datasets/coached-sweep.jsonl", "--expect", expect])
+        #expect(coach.status != 0)
+        #expect(coach.stderr.contains(expect + ":2: invalid UTF-8 at column 8"))
+        let script = try write("s.script", "seed 1\n", [0xED, 0xA0, 0x80])
+        let simulate = try CommandLineTests.run(["simulate", script])
+        #expect(simulate.status != 0)
+        #expect(simulate.stderr.contains(script + ":2: invalid UTF-8 at column 1"))
+    }
+
     @Test func sampledPathInterpolatesAndAlignsToTheScenarioStart() throws {
         let poses = try TrajectoryFormats.readTUM(path: Self.tumFile)
         let path = SampledDevicePath(poses: poses).aligned()

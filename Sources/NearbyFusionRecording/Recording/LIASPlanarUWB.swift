@@ -217,8 +217,9 @@ public enum LIASPlanarUWB {
         for bytes in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
             lineNumber += 1
             if skipFirst && lineNumber == 1 { continue }
-            guard let text = String(data: Data(bytes), encoding: .utf8) else {
-                throw RecordingError(file: path, line: lineNumber, message: "not valid UTF-8")
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                let message = Array(bytes).withUnsafeBufferPointer { RecordingReader.encodingProblem($0, firstLine: false) }
+                throw RecordingError(file: path, line: lineNumber, message: message ?? "not valid UTF-8")
             }
             let line = text.trimmingCharacters(in: .whitespacesAndNewlines)
             if line.isEmpty { continue }

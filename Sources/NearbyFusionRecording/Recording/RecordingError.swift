@@ -1,4 +1,5 @@
 import NearbyFusion
+import Foundation
 /// A problem in a recording, located by file, line (1-based) and key.
 ///
 /// Its description reads `FILE:LINE: key 'KEY': MESSAGE` (the key part only when one
@@ -30,5 +31,32 @@ public struct RecordingError: Error, Sendable, Hashable, CustomStringConvertible
             if scalar.value < 0x20 || scalar.value == 0x7F { out += "\\u{\(String(scalar.value, radix: 16))}" } else { out.unicodeScalars.append(scalar) }
         }
         return out
+    }
+}
+
+extension RecordingError {
+    /// The text of a file the tools read whole (TUM and EuRoC trajectories, coaching
+    /// expectations, simulation scripts), or the error that names the first line that is not
+    /// UTF-8 and the column of its first bad byte — never a lossy decode that would turn
+    /// bytes into U+FFFD and report some later, unrelated complaint.
+    public static func utf8Text(_ data: Data, file: String) throws(RecordingError) -> String {
+        if let text = String(validating: data, as: UTF8.self) { return text }
+        var lineNumber = 0
+        var problem: RecordingError?
+        data.withUnsafeBytes { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            var start = 0
+            while start <= bytes.count, problem == nil {
+                lineNumber += 1
+                var end = start
+                while end < bytes.count && bytes[end] != UInt8(ascii: "\n") { end += 1 }
+                let line = UnsafeBufferPointer(rebasing: bytes[start..<end])
+                if let message = RecordingReader.encodingProblem(line, firstLine: lineNumber == 1) {
+                    problem = RecordingError(file: file, line: lineNumber, message: message)
+                }
+                start = end + 1
+            }
+        }
+        throw problem ?? RecordingError(file: file, line: 0, message: "not valid UTF-8")
     }
 }

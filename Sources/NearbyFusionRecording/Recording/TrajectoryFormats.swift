@@ -84,7 +84,7 @@ public enum TrajectoryFormats {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw RecordingError(file: path, line: 0, message: "cannot open file")
         }
-        let text = String(decoding: data, as: UTF8.self)
+        let text = try RecordingError.utf8Text(data, file: path)
         var poses: [DevicePose] = []
         var lineNumber = 0
         for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
