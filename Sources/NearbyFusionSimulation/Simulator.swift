@@ -275,16 +275,11 @@ public enum Simulator {
         JSONLines.text(events(for: s))
     }
 
-    static func round4(_ x: Double) -> Double { (x * 1e4).rounded() / 1e4 }
-    static func round6(_ x: Double) -> Double { (x * 1e6).rounded() / 1e6 }
-    static func round6(_ v: Vector3) -> Vector3 { Vector3(round6(v.x), round6(v.y), round6(v.z)) }
-    static func round9(_ v: Vector3) -> Vector3 {
-        Vector3((v.x * 1e9).rounded() / 1e9, (v.y * 1e9).rounded() / 1e9, (v.z * 1e9).rounded() / 1e9)
-    }
-    static func round9(_ q: Quaternion) -> Quaternion {
-        Quaternion(x: (q.x * 1e9).rounded() / 1e9, y: (q.y * 1e9).rounded() / 1e9,
-                   z: (q.z * 1e9).rounded() / 1e9, w: (q.w * 1e9).rounded() / 1e9)
-    }
+    static func round4(_ x: Double) -> Double { JSONLines.rounded(x, places: 4) }
+    static func round6(_ x: Double) -> Double { JSONLines.rounded(x, places: 6) }
+    static func round6(_ v: Vector3) -> Vector3 { JSONLines.rounded(v, places: 6) }
+    static func round9(_ v: Vector3) -> Vector3 { JSONLines.rounded(v, places: 9) }
+    static func round9(_ q: Quaternion) -> Quaternion { JSONLines.rounded(q, places: 9) }
 }
 
 /// Senses Channel Sounding objects for ``Simulator``, with its own seeded streams (so that

@@ -86,12 +86,12 @@ public enum LIASPlanarUWB {
         var nextPose = -Double.infinity
         // Seconds since the first sample, to the microsecond (the clock's millisecond
         // readings minus an origin ~10⁸ s leave digits below that which are noise).
-        func since(_ time: Double) -> Double { ((time - origin) * 1e6).rounded() / 1e6 }
+        func since(_ time: Double) -> Double { JSONLines.rounded(time - origin, places: 6) }
         for s in capture where since(s.time) >= nextPose {
             let t = since(s.time)
             nextPose = t + 1 / options.poseRateHz - 1e-6
-            poses.append(.pose(DevicePose(timestamp: t, positionInWorld: rounded(m.rotate(s.position + s.orientation.rotate(lever)), 1e6),
-                                          worldFromDevice: rounded((m * s.orientation * bodyToDevice).normalized))))
+            poses.append(.pose(DevicePose(timestamp: t, positionInWorld: JSONLines.rounded(m.rotate(s.position + s.orientation.rotate(lever)), places: 6),
+                                          worldFromDevice: JSONLines.rounded((m * s.orientation * bodyToDevice).normalized, places: 9))))
         }
         let lastCapture = since(capture[capture.count - 1].time)
         var updates: [RecordingEvent] = []
@@ -113,7 +113,7 @@ public enum LIASPlanarUWB {
                                              supportsCameraAssistance: true),
             objects: anchorsInDatasetWorld.indices.map { (id: "anchor\($0)", kind: .accessory) })
         var out: [RecordingEvent] = [.header(header)]
-        out += anchorsInDatasetWorld.enumerated().map { .truth(objectID: "anchor\($0.offset)", timestamp: nil, positionInWorld: rounded(m.rotate($0.element), 1e6)) }
+        out += anchorsInDatasetWorld.enumerated().map { .truth(objectID: "anchor\($0.offset)", timestamp: nil, positionInWorld: JSONLines.rounded(m.rotate($0.element), places: 6)) }
         // Merge by time; at equal times the pose first (the update then uses it).
         var i = 0, j = 0
         while i < poses.count || j < updates.count {
@@ -129,16 +129,6 @@ public enum LIASPlanarUWB {
     /// The recording as JSON Lines text.
     public static func recordingText(uwbPath: String, motionCapturePath: String, options: Options = Options()) throws(RecordingError) -> String {
         JSONLines.text(try events(uwbPath: uwbPath, motionCapturePath: motionCapturePath, options: options))
-    }
-
-    /// To the micrometre (positions) and 1e-9 (quaternions): what the capture resolves,
-    /// without the float noise of the conversion.
-    static func rounded(_ v: Vector3, _ scale: Double) -> Vector3 {
-        Vector3((v.x * scale).rounded() / scale, (v.y * scale).rounded() / scale, (v.z * scale).rounded() / scale)
-    }
-
-    static func rounded(_ q: Quaternion) -> Quaternion {
-        Quaternion(x: (q.x * 1e9).rounded() / 1e9, y: (q.y * 1e9).rounded() / 1e9, z: (q.z * 1e9).rounded() / 1e9, w: (q.w * 1e9).rounded() / 1e9)
     }
 
     struct CaptureSample { var time: Double; var position: Vector3; var orientation: Quaternion }

@@ -3,6 +3,27 @@ import NearbyFusion
 /// deterministic: keys in the order of the format's examples, numbers in Swift's
 /// shortest round-trip form (so a value read back is the same `Double`).
 public enum JSONLines {
+    /// `x` to `places` decimal places, as written recordings store numbers: what a sensor
+    /// resolves (micrometres, microseconds; 1e-9 for a quaternion's components), without the
+    /// float noise of a conversion, so that the same input writes the same bytes.
+    @inlinable public static func rounded(_ x: Double, places: Int) -> Double {
+        let scale = Self.powersOfTen[places]
+        return (x * scale).rounded() / scale
+    }
+
+    /// Each component to `places` decimal places (``rounded(_:places:)``).
+    @inlinable public static func rounded(_ v: Vector3, places: Int) -> Vector3 {
+        Vector3(rounded(v.x, places: places), rounded(v.y, places: places), rounded(v.z, places: places))
+    }
+
+    /// Each component to `places` decimal places (``rounded(_:places:)``), not renormalised.
+    @inlinable public static func rounded(_ q: Quaternion, places: Int) -> Quaternion {
+        Quaternion(x: rounded(q.x, places: places), y: rounded(q.y, places: places),
+                   z: rounded(q.z, places: places), w: rounded(q.w, places: places))
+    }
+
+    @usableFromInline static let powersOfTen: [Double] = (0...15).map { (0..<$0).reduce(1.0) { r, _ in r * 10 } }
+
     /// A JSON number; non-finite values (never produced by the engine) become `null`.
     public static func number(_ d: Double) -> String {
         guard d.isFinite else { return "null" }
