@@ -54,7 +54,12 @@ extension ObjectTracker {
         let options = context.options
         let antennaInWorld = devicePose.positionInWorld + devicePose.worldFromDevice.rotate(options.antennaOffsetInDevice)
         if let r = rawDistance, r <= options.maximumRange { lastUsableRangeTime = t }
-        if devicePose.tracking == .normal {
+        // At most one fused update per `minimumFusionInterval`: a faster radio repeats errors
+        // that last longer than its interval, and would be counted as independent. (A time
+        // before the last fused one — an API caller's clock restarted — is fused.)
+        let sinceFused = t - (lastFusionTime ?? -.infinity)
+        if devicePose.tracking == .normal, !(sinceFused >= 0 && sinceFused < options.minimumFusionInterval) {
+            lastFusionTime = t
             fuse(range: rawDistance, direction: rawDirection, at: t, pose: devicePose, antennaInWorld: antennaInWorld, context: context,
                  options: options)
         }

@@ -71,6 +71,9 @@ struct ObjectTracker: Sendable {
     /// Time of the last usable range the radio reported (valid, and within
     /// ``FusionOptions/maximumRange``; fused or not), seconds.
     var lastUsableRangeTime: Double?
+    /// Time of the last update that was fused (``FusionOptions/minimumFusionInterval``),
+    /// seconds.
+    var lastFusionTime: Double?
     var consecutiveRejections = 0
     /// Of those, the ones a blocked line of sight does not explain (see
     /// `rejectionCallsForARestart`); the last rejected range, metres, and whether each of the
@@ -140,6 +143,7 @@ struct ObjectTracker: Sendable {
         resetEstimate()
         removed = true
         lastUsableRangeTime = nil
+        lastFusionTime = nil
         firstUpdateTime = nil
         hasConverged = false
     }
