@@ -67,8 +67,8 @@ struct Accuracy: ParsableCommand {
         }
         if !channelSoundingRows.isEmpty {
             print("")
-            print("| Channel Sounding | bound allows 10° at, median s | first horizontalAngle median s | angle later than the bound, median s | max s | never an angle | angle RMSE / bound | converged > 20° off | worldTransform err median m | distance err median m: raw | published | published distance lag median s | max s | posterior allows 10° at, median s | max s | angle later than the posterior, median s | max s | runs: posterior never allows 10° | runs: angle within 3 s of the bound | of the posterior | mean NEES: engine | exact posterior |")
-            print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+            print("| Channel Sounding | bound allows 10° at, median s | first horizontalAngle median s | angle later than the bound, median s | max s | never an angle | angle RMSE / bound | converged > 20° off | worldTransform err median m | distance err median m: raw | published | published distance lag median s | max s | posterior allows 10° at, median s | max s | angle later than the posterior, median s | max s | runs: posterior never allows 10° | runs: posterior within 3 s of the bound | runs: angle within 3 s of the bound | of the posterior | mean NEES: engine | exact posterior |")
+            print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
             channelSoundingRows.forEach { print($0) }
         }
     }
@@ -103,8 +103,10 @@ struct Accuracy: ParsableCommand {
         var positions: [Double] = [], rawDistance: [Double] = [], publishedDistance: [Double] = [], lags: [Double] = []
         var posteriorTimes: [Double] = [], posteriorDelays: [Double] = [], posteriorNever = 0
         // Runs whose first angle comes within 3 s of the bound's (and of the posterior's) 10°,
-        // out of the runs where that yardstick allows 10° at all.
-        var onTimeForBound = 0, boundAllowed = 0, onTimeForPosterior = 0
+        // out of the runs where that yardstick allows 10° at all; and the runs where the exact
+        // posterior itself allows 10° within 3 s of the bound — the most any estimator can
+        // score on the first (the bound is local: it does not see a banana or a mirror).
+        var onTimeForBound = 0, boundAllowed = 0, onTimeForPosterior = 0, posteriorOnTimeForBound = 0
         // The final NEES of the engine and of the exact posterior's Gaussian summary (a still
         // tag only): a mirror or a banana makes even the ideal posterior's NEES exceed 3 at a
         // fixed truth, so the engine's is judged against it as well as against the χ² band.
@@ -123,6 +125,7 @@ struct Accuracy: ParsableCommand {
             if let allowed = run.boundAllows(degrees: 10) {
                 boundAllowed += 1
                 if let angle = run.firstAngleTime, angle - allowed <= 3 { onTimeForBound += 1 }
+                if let posterior = run.posteriorAllows(degrees: 10), posterior - allowed <= 3 { posteriorOnTimeForBound += 1 }
             }
             let bound = run.boundAllows(degrees: 10)
             if let bound { boundTimes.append(bound) }
@@ -152,7 +155,7 @@ struct Accuracy: ParsableCommand {
             + "\(format(Statistics.quantile(lags, 0.5), 2)) | \(format(lags.max(), 2)) | "
             + "\(format(Statistics.quantile(posteriorTimes, 0.5))) | \(format(posteriorTimes.max())) | "
             + "\(format(Statistics.quantile(posteriorDelays, 0.5))) | \(format(posteriorDelays.max())) | \(posteriorNever)/\(runs.count) | "
-            + "\(onTimeForBound)/\(boundAllowed) | \(onTimeForPosterior)/\(runs.count - posteriorNever) | "
+            + "\(posteriorOnTimeForBound)/\(boundAllowed) | \(onTimeForBound)/\(boundAllowed) | \(onTimeForPosterior)/\(runs.count - posteriorNever) | "
             + "\(format(Statistics.mean(engineNEES), 2)) | \(format(Statistics.mean(posteriorNEES), 2)) |"
     }
 
