@@ -39,6 +39,9 @@ enum FuzzTargets {
             let uwb = Data(bytes[..<(split ?? bytes.endIndex)])
             let capture = split.map { Data(bytes[($0 + 1)...]) } ?? uwb
             _ = try? LIASPlanarUWB.events(uwb: uwb, uwbFile: "uwb", motionCapture: capture, motionCaptureFile: "capture")
+            // The trajectory readers (`simulate --tum/--euroc`, scripts' `path`) on the same bytes.
+            _ = try? TrajectoryFormats.readTUM(Data(bytes), file: "tum")
+            _ = try? TrajectoryFormats.readEuRoC(Data(bytes), file: "euroc")
         case "tokens":
             let data = Data(bytes)
             _ = NIDiscoveryToken(data: data)

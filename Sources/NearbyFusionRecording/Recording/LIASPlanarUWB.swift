@@ -63,7 +63,7 @@ public enum LIASPlanarUWB {
 
     /// The recording's events, header first, ordered by time.
     public static func events(uwbPath: String, motionCapturePath: String, options: Options = Options()) throws(RecordingError) -> [RecordingEvent] {
-        try events(uwb: contents(of: uwbPath), uwbFile: uwbPath, motionCapture: contents(of: motionCapturePath),
+        try events(uwb: RecordingError.contents(ofFile: uwbPath), uwbFile: uwbPath, motionCapture: RecordingError.contents(ofFile: motionCapturePath),
                    motionCaptureFile: motionCapturePath, options: options)
     }
 
@@ -192,13 +192,6 @@ public enum LIASPlanarUWB {
         let yy = mo <= 2 ? y - 1 : y, mm = mo <= 2 ? mo + 9 : mo - 3
         let days = 365 * (yy - 2000) + (yy / 4 - 500) - (yy / 100 - 20) + (yy / 400 - 5) + (153 * mm + 2) / 5 + d - 1
         return Double(days) * 86_400 + Double(h * 3600 + mi * 60) + s
-    }
-
-    static func contents(of path: String) throws(RecordingError) -> Data {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw RecordingError(file: path, line: 0, message: "cannot open file")
-        }
-        return data
     }
 
     private static func forEachRow(_ data: Data, file path: String, skipFirst: Bool,

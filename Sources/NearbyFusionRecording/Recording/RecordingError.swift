@@ -35,6 +35,14 @@ public struct RecordingError: Error, Sendable, Hashable, CustomStringConvertible
 }
 
 extension RecordingError {
+    /// The bytes of a file read whole (a trajectory, a dataset's CSV), or the error naming it.
+    static func contents(ofFile path: String) throws(RecordingError) -> Data {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw RecordingError(file: path, line: 0, message: "cannot open file")
+        }
+        return data
+    }
+
     /// The text of a file the tools read whole (TUM and EuRoC trajectories, coaching
     /// expectations, simulation scripts), or the error that names the first line that is not
     /// UTF-8 and the column of its first bad byte — never a lossy decode that would turn

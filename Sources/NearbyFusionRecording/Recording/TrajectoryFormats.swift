@@ -30,7 +30,12 @@ public enum TrajectoryFormats {
     /// `timestamp tx ty tz qx qy qz qw` are skipped; every other line must hold eight
     /// finite numbers, a unit quaternion (±1e-3) and a non-decreasing time.
     public static func readTUM(path: String) throws(RecordingError) -> [DevicePose] {
-        try readLines(path: path) { fields, line, fail throws(RecordingError) -> DevicePose? in
+        try readTUM(RecordingError.contents(ofFile: path), file: path)
+    }
+
+    /// Reads a TUM trajectory from its bytes; `file` names it in errors.
+    public static func readTUM(_ data: Data, file: String) throws(RecordingError) -> [DevicePose] {
+        try readLines(data, file: file) { fields, line, fail throws(RecordingError) -> DevicePose? in
             if fields.first == "timestamp" { return nil }
             guard fields.count == 8 else { throw fail(nil, "expected 8 columns (timestamp tx ty tz qx qy qz qw), found \(fields.count)") }
             let v = try numbers(fields, names: ["timestamp", "tx", "ty", "tz", "qx", "qy", "qz", "qw"], fail: fail)
@@ -43,7 +48,13 @@ public enum TrajectoryFormats {
 
     /// Reads an EuRoC ground-truth CSV (`#`-comment header, comma-separated, time in ns).
     public static func readEuRoC(path: String, bodyFromDevice: Quaternion = forwardLeftUpBodyFromDevice) throws(RecordingError) -> [DevicePose] {
-        try readLines(path: path, separator: ",") { fields, line, fail throws(RecordingError) -> DevicePose? in
+        try readEuRoC(RecordingError.contents(ofFile: path), file: path, bodyFromDevice: bodyFromDevice)
+    }
+
+    /// Reads an EuRoC ground-truth CSV from its bytes; `file` names it in errors.
+    public static func readEuRoC(_ data: Data, file: String,
+                                 bodyFromDevice: Quaternion = forwardLeftUpBodyFromDevice) throws(RecordingError) -> [DevicePose] {
+        try readLines(data, file: file, separator: ",") { fields, line, fail throws(RecordingError) -> DevicePose? in
             guard fields.count >= 8 else { throw fail(nil, "expected at least 8 columns (timestamp, p x y z, q w x y z), found \(fields.count)") }
             let v = try numbers(Array(fields.prefix(8)), names: ["timestamp", "p_x", "p_y", "p_z", "q_w", "q_x", "q_y", "q_z"], fail: fail)
             let q = Quaternion(x: v[5], y: v[6], z: v[7], w: v[4])
@@ -78,12 +89,9 @@ public enum TrajectoryFormats {
         return out
     }
 
-    private static func readLines(path: String, separator: Character? = nil,
+    private static func readLines(_ data: Data, file path: String, separator: Character? = nil,
                                   _ parse: ([Substring], Int, (String?, String) -> RecordingError) throws(RecordingError) -> DevicePose?)
     throws(RecordingError) -> [DevicePose] {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw RecordingError(file: path, line: 0, message: "cannot open file")
-        }
         let text = try RecordingError.utf8Text(data, file: path)
         var poses: [DevicePose] = []
         var lineNumber = 0
