@@ -78,6 +78,26 @@ struct CommandLineTests {
         }
     }
 
+    /// `--fusion-interval` reaches the engine: at 0.5 s a 10 Hz recording is fused at 2 Hz, and
+    /// its watch, which converges at 32 s with every update fused (the default for a 10 Hz
+    /// radio), does not converge within the recording's 36 s.
+    @Test func fusionIntervalReachesTheEngine() throws {
+        func firstConverged(_ extra: [String]) throws -> Double {
+            let result = try Self.run(["evaluate", "Datasets/distance-only.jsonl", "--json"] + extra)
+            #expect(result.status == 0, "\(result.stderr)")
+            let value = try JSONLineParser.parse(result.stdout.split(separator: "\n").joined())
+            guard case .array(let objects)? = value["objects"], case .number(let t)? = objects.first?["timeToConvergenceSeconds"] else { return .nan }
+            return t
+        }
+        let plain = try firstConverged([]), sparse = try firstConverged(["--fusion-interval", "0.5"])
+        #expect(plain == (try firstConverged(["--fusion-interval", "0"])), "a 10 Hz radio is fused whole by default")
+        #expect(plain.isFinite && sparse.isNaN, "first converged \(plain) s → \(sparse) s")
+        for bad in ["nan", "-0.1", "inf"] {
+            let result = try Self.run(["replay", "Datasets/distance-only.jsonl", "--fusion-interval=\(bad)"])
+            #expect(result.status == 64, "--fusion-interval=\(bad): \(result.stderr)")
+        }
+    }
+
     @Test func replayWritesTheEstimateStreamAndPrintsASummary() throws {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("estimates-\(UUID().uuidString).jsonl").path
         let result = try Self.run(["replay", "Datasets/coached-sweep.jsonl", "--output", output])
