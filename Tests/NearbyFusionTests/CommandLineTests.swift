@@ -52,15 +52,18 @@ struct CommandLineTests {
         #expect(try Self.run(["accuracy", "--scenario", "no-such"]).stderr.contains("unknown scenario 'no-such'"))
     }
 
+    /// `key` of the first object in `evaluate RECORDING --json EXTRA…`, or NaN when it is null.
+    static func evaluated(_ key: String, of recording: String, _ extra: [String]) throws -> Double {
+        let result = try Self.run(["evaluate", recording, "--json"] + extra)
+        #expect(result.status == 0, "\(result.stderr)")
+        let value = try JSONLineParser.parse(result.stdout.split(separator: "\n").joined())
+        guard case .array(let objects)? = value["objects"], case .number(let n)? = objects.first?[key] else { return .nan }
+        return n
+    }
+
     @Test func rangeBiasReachesTheEngineInEveryCommandThatReplays() throws {
         // distance-only.jsonl's watch: the considered bias widens what the coaching reads.
-        func nees(_ extra: [String]) throws -> Double {
-            let result = try Self.run(["evaluate", "Datasets/distance-only.jsonl", "--json"] + extra)
-            #expect(result.status == 0, "\(result.stderr)")
-            let value = try JSONLineParser.parse(result.stdout.split(separator: "\n").joined())
-            guard case .array(let objects)? = value["objects"], case .number(let n)? = objects.first?["meanNEES"] else { return .nan }
-            return n
-        }
+        func nees(_ extra: [String]) throws -> Double { try Self.evaluated("meanNEES", of: "Datasets/distance-only.jsonl", extra) }
         let plain = try nees([]), considered = try nees(["--range-bias", "0.1"])
         #expect(considered < 0.9 * plain, "mean NEES \(plain) → \(considered)")
         // replay: the estimate stream changes; coach and report accept it too.
@@ -83,11 +86,7 @@ struct CommandLineTests {
     /// radio), does not converge within the recording's 36 s.
     @Test func fusionIntervalReachesTheEngine() throws {
         func firstConverged(_ extra: [String]) throws -> Double {
-            let result = try Self.run(["evaluate", "Datasets/distance-only.jsonl", "--json"] + extra)
-            #expect(result.status == 0, "\(result.stderr)")
-            let value = try JSONLineParser.parse(result.stdout.split(separator: "\n").joined())
-            guard case .array(let objects)? = value["objects"], case .number(let t)? = objects.first?["timeToConvergenceSeconds"] else { return .nan }
-            return t
+            try Self.evaluated("timeToConvergenceSeconds", of: "Datasets/distance-only.jsonl", extra)
         }
         let plain = try firstConverged([]), sparse = try firstConverged(["--fusion-interval", "0.5"])
         #expect(plain == (try firstConverged(["--fusion-interval", "0"])), "a 10 Hz radio is fused whole by default")

@@ -7,7 +7,7 @@ import Testing
 /// repeats its errors; the engine does not count them as new information.
 @Suite("a fast radio")
 struct FusionRateTests {
-    /// A watch (distance only, poses at 100 Hz) circling and bobbing near a still tag for
+    /// A watch (distance only, poses at 100 Hz) on `RangeBiasTests`' path near a still tag for
     /// 12 s; its ranges, every `every`-th of a 100 Hz stream, carry a slowly varying error
     /// (first-order Gauss–Markov, τ 0.5 s, σ 5 cm; seeded) plus 1 cm of white jitter, as the
     /// real LIAS ranges do. The engine's position covariance and NEES at the end.
@@ -20,7 +20,7 @@ struct FusionRateTests {
         var slow = noise.gaussian(standardDeviation: sigma)
         for k in 0..<1200 {
             let t = Double(k) * 0.01
-            let position = Vector3(0.6 * sin(0.9 * t), 1.4 + 0.3 * sin(1.7 * t), 0.6 * cos(0.9 * t) - 0.4 * sin(0.5 * t))
+            let position = RangeBiasTests.watchPosition(at: t)
             _ = engine.ingest(DevicePose(timestamp: t, positionInWorld: position, worldFromDevice: .identity))
             slow = phi * slow + noise.gaussian(standardDeviation: sigma * (1 - phi * phi).squareRoot())
             let jitter = noise.gaussian(standardDeviation: 0.01)

@@ -7,6 +7,12 @@ import Testing
 /// ``FusionOptions/rangeBiasStandardDeviation``: a range bias considered in the covariance.
 @Suite("a considered range bias")
 struct RangeBiasTests {
+    /// The watch's path at `t` seconds, world frame, metres: a circle of 0.6 m with a 0.3 m bob
+    /// and a slow 0.4 m sway toward and away from the tag.
+    static func watchPosition(at t: Double) -> Vector3 {
+        Vector3(0.6 * sin(0.9 * t), 1.4 + 0.3 * sin(1.7 * t), 0.6 * cos(0.9 * t) - 0.4 * sin(0.5 * t))
+    }
+
     /// A watch (distance only) circling and bobbing 4 m from a still tag for `seconds`, every
     /// range longer by `offset` metres (seeded noise); the engine's state at the end.
     static func acquire(offset: Double, seconds: Double = 6, options: FusionOptions) -> (snapshot: ObjectStateSnapshot, estimate: NearbyObjectEstimate) {
@@ -17,7 +23,7 @@ struct RangeBiasTests {
         var estimate = NearbyObjectEstimate(timestamp: 0, objectID: "tag", distance: nil, direction: nil)
         var t = 0.0
         while t < seconds {
-            let position = Vector3(0.6 * sin(0.9 * t), 1.4 + 0.3 * sin(1.7 * t), 0.6 * cos(0.9 * t) - 0.4 * sin(0.5 * t))
+            let position = Self.watchPosition(at: t)
             _ = engine.ingest(DevicePose(timestamp: t, positionInWorld: position, worldFromDevice: .identity))
             let r = (truth - position).length + noise.gaussian(standardDeviation: 0.05) + offset
             estimate = engine.ingest(UWBMeasurement(timestamp: t + 0.001, distance: r, directionInDevice: nil), for: tag)
