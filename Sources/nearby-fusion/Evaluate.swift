@@ -111,6 +111,9 @@ struct Evaluate: ParsableCommand {
                   + ", " + (o.statusChangesPerMinute.map { String(format: "%.2f status changes per minute", $0) } ?? "—"))
             print("  false converged rate  " + (o.falseConvergedRate.map { String(format: "%.3f", $0) } ?? "—"))
             print("  mean NEES (converged) " + (o.meanNEES.map { String(format: "%.2f", $0) } ?? "—"))
+            if let byMinute = o.meanNEESByMinute, byMinute.count > 1 {
+                print("    by minute after first converged  " + byMinute.map { $0.map { String(format: "%.1f", $0) } ?? "—" }.joined(separator: ", "))
+            }
             if let e = o.rangeError {
                 print("  range error vs truth  " + String(format: "median %+.3f m, robust σ %.3f m", e.medianMetres, e.robustStandardDeviationMetres)
                       + ", correlation after 1 s " + (e.correlationAfterOneSecond.map { String(format: "%.2f", $0) } ?? "—") + " (n \(e.count))")

@@ -52,6 +52,23 @@ struct EvaluationCommandTests {
         #expect(abs(bound - 0.1 / 5) < 1e-6)
     }
 
+    /// A 10-minute session (`long-session`, seed 1) gets its NEES per minute after the first
+    /// convergence: one entry per minute up to the last converged update, each a mean of
+    /// positive NEES values, bracketing the whole session's mean; a 36 s recording gets one.
+    @Test func theNEESIsAlsoScoredPerMinute() throws {
+        let path = try RecordingTests.temporaryFile(Simulator.recordingText(for: ScenarioCatalogue.all.first { $0.name == "long-session" }!.make(1)))
+        let o = try #require(try RecordingEvaluation.evaluate(path: path).objects.first)
+        let byMinute = try #require(o.meanNEESByMinute)
+        let first = try #require(o.timeToConvergenceSeconds)
+        #expect(byMinute.count >= 9 && byMinute.count <= 11, "\(byMinute.count) minutes after the first convergence at \(first) s")
+        let means = byMinute.compactMap { $0 }
+        #expect(means.count == byMinute.count && means.allSatisfy { $0 > 0 })
+        let mean = try #require(o.meanNEES)
+        #expect(means.min()! <= mean && mean <= means.max()!)
+        let short = try #require(try RecordingEvaluation.evaluate(path: Self.datasets.appendingPathComponent("distance-only.jsonl").path).objects.first)
+        #expect(short.meanNEESByMinute?.count == 1 && short.meanNEESByMinute?.first! == short.meanNEES)
+    }
+
     @Test func evaluateReadsStandardInput() throws {
         let process = Process()
         process.executableURL = CommandLineTests.executable

@@ -20,6 +20,11 @@ public struct ObjectEvaluation: Codable, Sendable {
     public var falseConvergedRate: Double?
     /// Mean NEES `(p̂ − p)ᵀ P⁻¹ (p̂ − p)` of the position over converged updates (3 is ideal).
     public var meanNEES: Double?
+    /// The same per minute from the first convergence on (element `k`: converged updates in
+    /// `[k, k + 1)` minutes after it; `nil` for a minute without one): whether a long
+    /// session's covariance stays honest, grows overconfident as ranges pile up, or forgets
+    /// a well-located object as the device travels.
+    public var meanNEESByMinute: [Double?]?
     /// The Cramér–Rao lower bound on the position error, `√tr(J⁻¹)` with `J` the Fisher
     /// information of every range and direction so far (evaluated at the truth, nominal
     /// noise), median over converged updates, metres.
@@ -58,6 +63,9 @@ public struct ObjectEvaluation: Codable, Sendable {
     var convergedCount = 0
     var falseConvergedCount = 0
     var neesValues: [Double] = []
+    /// Per converged update with a NEES: seconds since the first convergence (per object, not
+    /// pooled).
+    var neesTimes: [Double] = []
     var crlbValues: [Double] = []
     var convergedErrors: [Double] = []
     var rawAngleErrors: [Double] = []
@@ -70,7 +78,7 @@ public struct ObjectEvaluation: Codable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case object, updates, horizontalAngleErrorDegrees, positionErrorMetres, availability, verticalConfusion,
-             timeToConvergenceSeconds, falseConvergedRate, meanNEES, crlbPositionMetres, rmseOverCRLB,
+             timeToConvergenceSeconds, falseConvergedRate, meanNEES, meanNEESByMinute, crlbPositionMetres, rmseOverCRLB,
              boundAngleDegrees, boundAllowsAngleAfterSeconds, convergenceLagSeconds, convergedShareAfterFirst, statusChangesPerMinute,
              rawDirectionAvailability, rawHorizontalAngleErrorDegrees, rangeError
     }
@@ -289,6 +297,7 @@ struct ObjectScorer {
             if let error = angleError, error > 15 { evaluation.falseConvergedCount += 1 }
             if let moments, let inverse = moments.covariance.inverse {
                 evaluation.neesValues.append(inverse.quadraticForm(moments.meanInWorld - p))
+                evaluation.neesTimes.append(m.timestamp - (evaluation.stability.firstConvergedAt ?? m.timestamp))
             }
         }
     }
@@ -324,6 +333,21 @@ struct ObjectScorer {
         }
     }
 
+    /// The mean of `values` per whole minute of `seconds` (each ≥ 0): element `k` over
+    /// `[60k, 60k + 60)`, `nil` where none fell or the mean is not finite; `nil` for no values.
+    static func meansByMinute(values: [Double], seconds: [Double]) -> [Double?]? {
+        guard let last = seconds.max(), last.isFinite else { return nil }
+        var sums = [Double](repeating: 0, count: Int(last / 60) + 1), counts = [Int](repeating: 0, count: sums.count)
+        for (v, t) in zip(values, seconds) where t >= 0 {
+            sums[Int(t / 60)] += v
+            counts[Int(t / 60)] += 1
+        }
+        return zip(sums, counts).map { sum, n in
+            let mean = sum / Double(n)
+            return n > 0 && mean.isFinite ? mean : nil
+        }
+    }
+
     /// The evaluation with its statistics computed.
     func finished() -> ObjectEvaluation {
         var r = evaluation
@@ -331,6 +355,7 @@ struct ObjectScorer {
         r.availability = availability.mapValues { Double($0) / n }
         r.finish()
         r.rangeError = RangeErrorSummary(evaluation.rangeErrorSeries)
+        r.meanNEESByMinute = Self.meansByMinute(values: evaluation.neesValues, seconds: evaluation.neesTimes)
         if let first = evaluation.stability.firstConvergedAt, let allowed = boundAllowsTime { r.convergenceLagSeconds = first - allowed }
         return r
     }
