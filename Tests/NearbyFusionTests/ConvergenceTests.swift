@@ -61,6 +61,22 @@ struct ConvergenceTests {
         #expect(!still.bearingResolved)
     }
 
+    @Test func anObjectThatMayBeMovingIsHeldToThresholdsInProportion() {
+        // 4 m ahead, σ 0.16 m across the line of sight (bearing σ 2.3°, within 3°): beyond a
+        // still object's 12 cm, within a moving one's 25 cm.
+        var mixture = PositionMixture(capacity: 2)
+        mixture.reset(meanInWorld: Vector3(0, Self.device.y, -4), covariance: Matrix3.diagonal(Vector3(0.16 * 0.16, 0.0025, 0.0025)))
+        func horizontal(movingShare w: Double) -> Bool {
+            ConvergenceAnalysis.assess(mixture: mixture, antennaInWorld: Self.device, movement: Self.enoughMovement,
+                                       movingShare: w, previous: (false, false), options: FusionOptions()).horizontalResolved
+        }
+        // T = √((1 − w) 0.12² + w 0.25²): 0.12 m at w = 0, 0.155 m at w = 0.2, 0.196 m at 0.5.
+        #expect(!horizontal(movingShare: 0) && !horizontal(movingShare: 0.2))
+        #expect(horizontal(movingShare: 0.5) && horizontal(movingShare: 1))
+        // Out-of-range shares are clamped: below 0 is a still object, above 1 a moving one.
+        #expect(!horizontal(movingShare: -3) && horizontal(movingShare: 7))
+    }
+
     @Test func anEstablishedCategoryIsHeldAcrossTheToleranceWhileTheHeightIsWellKnown() {
         var mixture = PositionMixture(capacity: 2)
         func assess(heightDifference dy: Double, sigma: Double, previous: VerticalDirectionEstimate) -> ConvergenceAssessment {

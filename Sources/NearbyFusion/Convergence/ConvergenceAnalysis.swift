@@ -2,7 +2,7 @@ import Foundation
 
 /// What the measurements gathered so far determine about one object's position, and the
 /// coaching that follows from it. Produced by
-/// ``ConvergenceAnalysis/assess(mixture:antennaInWorld:movement:movementAlreadySufficient:objectMoving:previous:previousCategory:previousBearing:options:)``.
+/// ``ConvergenceAnalysis/assess(mixture:antennaInWorld:movement:movementAlreadySufficient:movingShare:previous:previousCategory:previousBearing:options:)``.
 public struct ConvergenceAssessment: Sendable, Equatable {
     /// The mixture mean `μ̄ = Σ wᵢ μᵢ`, world frame, metres.
     public var meanInWorld: Vector3
@@ -63,8 +63,11 @@ public struct ConvergenceAssessment: Sendable, Equatable {
 ///    `minimumMovement`, no geometry has been gathered at all: the user is asked to move
 ///    (and nothing else, since sweeping advice would be premature).
 ///
-/// Position thresholds are `max(threshold, positionThresholdFractionOfDistance × distance)`,
-/// and at least `movingPositionThreshold` while the object is reported moving.
+/// Position thresholds are `T_s = max(threshold, positionThresholdFractionOfDistance × distance)`
+/// for an object that keeps still and `T_m = max(T_s, movingPositionThreshold)` for one that
+/// moves; an estimate that is a moving object's with probability `w` (``assess(mixture:antennaInWorld:movement:movementAlreadySufficient:movingShare:previous:previousCategory:previousBearing:options:)``'s
+/// `movingShare`) is held to `T = √((1 − w) T_s² + w T_m²)`, the bound its covariance
+/// `Σⱼ wⱼ Pⱼ` meets when each motion model's own covariance meets its own threshold.
 /// Once an axis is resolved it is unresolved again only past `hysteresis ×` its threshold;
 /// an established vertical category (probability ≥ p) is held until another is established
 /// or its own probability falls below 1 − p.
@@ -77,11 +80,14 @@ public enum ConvergenceAnalysis {
         return standardNormalCDF(x)
     }
 
-    /// Assesses one object. `previous` carries the last horizontal/vertical resolution,
+    /// Assesses one object. `movingShare` (0…1) is the probability that the estimate judged
+    /// is a moving object's: 1 while it is reported moving, the motion model's moving
+    /// probability while the published estimate combines a still and a moving model, 0 for
+    /// a still object. `previous` carries the last horizontal/vertical resolution,
     /// `previousCategory` the last vertical category and `previousBearing` the last bearing
     /// resolution, for the hysteresis.
     public static func assess(mixture: PositionMixture, antennaInWorld a: Vector3, movement: MovementAccumulator,
-                              movementAlreadySufficient: Bool = false, objectMoving: Bool = false,
+                              movementAlreadySufficient: Bool = false, movingShare: Double = 0,
                               previous: (horizontal: Bool, vertical: Bool), previousCategory: VerticalDirectionEstimate = .unknown,
                               previousBearing: Bool = false, options: FusionOptions) -> ConvergenceAssessment {
         let tau = options.levelTolerance
@@ -102,12 +108,16 @@ public enum ConvergenceAnalysis {
         let hScale = (previous.horizontal ? options.hysteresis : 1)
         let vScale = (previous.vertical ? options.hysteresis : 1)
         // A moving object (``FusionOptions/movingPositionThreshold``) is held to what tracking
-        // it can give; the angle threshold stays.
-        let movingFloor = objectMoving ? options.movingPositionThreshold : 0
-        let horizontalLimit = max(options.horizontalPositionThreshold, options.positionThresholdFractionOfDistance * distance,
-                                  movingFloor) * hScale
-        let verticalLimit = max(options.verticalPositionThreshold, options.positionThresholdFractionOfDistance * distance,
-                                movingFloor) * vScale
+        // it can give, an object that may be moving to the mean square of the two thresholds
+        // weighted by that probability: T = √((1 − w) T_s² + w T_m²). The angle threshold stays.
+        let w = min(max(movingShare, 0), 1)
+        func limit(_ stillThreshold: Double) -> Double {
+            let still = max(stillThreshold, options.positionThresholdFractionOfDistance * distance)
+            let moving = max(still, options.movingPositionThreshold)
+            return ((1 - w) * still * still + w * moving * moving).squareRoot()
+        }
+        let horizontalLimit = limit(options.horizontalPositionThreshold) * hScale
+        let verticalLimit = limit(options.verticalPositionThreshold) * vScale
         let local = localWeakness(m.withinCovariance, across: across, along: along,
                                   horizontalLimit: horizontalLimit, verticalLimit: verticalLimit)
         // Global spread of the hypotheses' means, in the same frame.

@@ -129,7 +129,9 @@ public struct FusionOptions: Sendable, Hashable {
     /// at least this, metres: a moving object is located only as well as the latest few
     /// measurements allow, and its `horizontalAngle` (still held to
     /// `horizontalAngleThreshold`) and a `worldTransform` of where it is now are what
-    /// matter, not a decimetre fix no sweep can give.
+    /// matter, not a decimetre fix no sweep can give. An estimate that combines a still and
+    /// a moving model, the moving one with probability `w`, is held to
+    /// `√((1 − w) T² + w max(T, this)²)` (``ConvergenceAnalysis``).
     public var movingPositionThreshold: Double = 0.25
     /// Fading memory of the acquisition batch of an object that may move, seconds: an update
     /// `τ` old counts `exp(−τ/T)` times in its position-and-velocity fit
