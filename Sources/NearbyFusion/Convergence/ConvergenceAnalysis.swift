@@ -111,13 +111,17 @@ public enum ConvergenceAnalysis {
         // it can give, an object that may be moving to the mean square of the two thresholds
         // weighted by that probability: T = √((1 − w) T_s² + w T_m²). The angle threshold stays.
         let w = min(max(movingShare, 0), 1)
-        func limit(_ stillThreshold: Double) -> Double {
-            let still = max(stillThreshold, options.positionThresholdFractionOfDistance * distance)
-            let moving = max(still, options.movingPositionThreshold)
-            return ((1 - w) * still * still + w * moving * moving).squareRoot()
+        let fromDistance = options.positionThresholdFractionOfDistance * distance
+        var horizontalLimit = max(options.horizontalPositionThreshold, fromDistance)
+        var verticalLimit = max(options.verticalPositionThreshold, fromDistance)
+        if w > 0 {
+            let moving = options.movingPositionThreshold
+            let hMoving = max(horizontalLimit, moving), vMoving = max(verticalLimit, moving)
+            horizontalLimit = ((1 - w) * horizontalLimit * horizontalLimit + w * hMoving * hMoving).squareRoot()
+            verticalLimit = ((1 - w) * verticalLimit * verticalLimit + w * vMoving * vMoving).squareRoot()
         }
-        let horizontalLimit = limit(options.horizontalPositionThreshold) * hScale
-        let verticalLimit = limit(options.verticalPositionThreshold) * vScale
+        horizontalLimit *= hScale
+        verticalLimit *= vScale
         let local = localWeakness(m.withinCovariance, across: across, along: along,
                                   horizontalLimit: horizontalLimit, verticalLimit: verticalLimit)
         // Global spread of the hypotheses' means, in the same frame.

@@ -155,6 +155,7 @@ extension ObjectTracker {
     /// it follows): a still friend's status dropped to "sweep" for 0.1–0.3 s in 6 of 20 runs
     /// (`still-peer`), and every unhinted tag picked up (`tag-picked-up`, 50 of 50 runs) left
     /// `converged` while its estimate followed it, advice no sweep answers.
+    @inline(__always)
     private mutating func movingShare(_ motionNow: MotionActivityState, options: FusionOptions) -> Double {
         if holdsMovingThresholds(motionNow, options: options) { return 1 }
         guard phase == .tracking else { return 0 }
