@@ -110,7 +110,9 @@ struct Evaluate: ParsableCommand {
             print("  after first converged " + (o.convergedShareAfterFirst.map { String(format: "%.0f%% of updates converged", 100 * $0) } ?? "—")
                   + ", " + (o.statusChangesPerMinute.map { String(format: "%.2f status changes per minute", $0) } ?? "—"))
             print("  false converged rate  " + (o.falseConvergedRate.map { String(format: "%.3f", $0) } ?? "—"))
-            print("  mean NEES (converged) " + (o.meanNEES.map { String(format: "%.2f", $0) } ?? "—"))
+            print("  mean NEES (converged) " + (o.meanNEES.map { String(format: "%.2f", $0) } ?? "—")
+                  + (o.meanNEESWhileMoving.map { String(format: "; while moving %.2f", $0) } ?? "")
+                  + (o.meanNEESWhileMoving == nil ? "" : "; while still " + (o.meanNEESWhileStill.map { String(format: "%.2f", $0) } ?? "—")))
             if let byMinute = o.meanNEESByMinute, byMinute.count > 1 {
                 print("    by minute after first converged  " + byMinute.map { $0.map { String(format: "%.1f", $0) } ?? "—" }.joined(separator: ", "))
             }

@@ -69,6 +69,33 @@ struct EvaluationCommandTests {
         #expect(short.meanNEESByMinute?.count == 1 && short.meanNEESByMinute?.first! == short.meanNEES)
     }
 
+    /// A moving object's NEES is also split by whether its truth was moving: the picked-up
+    /// tag's pickup (its still model certain while the tag already moves) shows there, and
+    /// not in a run's mean, which the seconds it lies still dominate. Still objects, whose
+    /// truth in the app's frame jitters with the VIO's noise, get no split.
+    @Test func theNEESIsSplitByWhetherTheObjectMoves() throws {
+        func evaluated(_ name: String) throws -> ObjectEvaluation {
+            try #require(try RecordingEvaluation.evaluate(path: Self.datasets.appendingPathComponent(name).path).objects.first)
+        }
+        let picked = try evaluated("tag-picked-up.jsonl")
+        let moving = try #require(picked.meanNEESWhileMoving), still = try #require(picked.meanNEESWhileStill)
+        #expect(moving > 3 * still && still > 1 && still < 4, "while moving \(moving), while still \(still)")
+        let mean = try #require(picked.meanNEES)
+        #expect(still < mean && mean < moving)
+        let walker = try evaluated("walking-peer.jsonl")
+        // Walking throughout (after the first half second): every converged update is moving.
+        let walkerMean = try #require(walker.meanNEES)
+        #expect(walker.meanNEESWhileMoving.map { abs($0 - walkerMean) < 1e-9 * walkerMean } == true && walker.meanNEESWhileStill == nil)
+        for name in ["coached-sweep.jsonl", "still-peer.jsonl", "nlos-20-percent.jsonl"] {
+            let o = try evaluated(name)
+            #expect(o.meanNEESWhileMoving == nil && o.meanNEESWhileStill == nil, "\(name)")
+        }
+        // In the JSON, and in the text.
+        #expect(try CommandLineTests.evaluated("meanNEESWhileMoving", of: "Datasets/tag-picked-up.jsonl", []) == moving)
+        let text = try CommandLineTests.run(["evaluate", "Datasets/tag-picked-up.jsonl"])
+        #expect(text.stdout.contains(String(format: "while moving %.2f; while still %.2f", moving, still)))
+    }
+
     @Test func evaluateReadsStandardInput() throws {
         let process = Process()
         process.executableURL = CommandLineTests.executable

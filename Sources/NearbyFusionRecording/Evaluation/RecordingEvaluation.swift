@@ -25,6 +25,14 @@ public struct ObjectEvaluation: Codable, Sendable {
     /// session's covariance stays honest, grows overconfident as ranges pile up, or forgets
     /// a well-located object as the device travels.
     public var meanNEESByMinute: [Double?]?
+    /// The mean NEES over the converged updates at which the object's truth was moving (its
+    /// timed `truth` moving at ``ObjectEvaluation/movingTruthSpeed`` or faster over the last
+    /// half second), and over the others; both `nil` unless some converged update was moving. A moving object's
+    /// covariance is honest only if it is so while the object moves: a tag picked up is
+    /// followed with its still model certain for the first ~0.7 s, and its NEES then (tens)
+    /// is hidden in a run's mean by the seconds it lies still.
+    public var meanNEESWhileMoving: Double?
+    public var meanNEESWhileStill: Double?
     /// The Cramér–Rao lower bound on the position error, `√tr(J⁻¹)` with `J` the Fisher
     /// information of every range and direction so far (evaluated at the truth, nominal
     /// noise), median over converged updates, metres.
@@ -66,6 +74,12 @@ public struct ObjectEvaluation: Codable, Sendable {
     /// Per converged update with a NEES: seconds since the first convergence (per object, not
     /// pooled).
     var neesTimes: [Double] = []
+    /// Per converged update with a NEES: whether the truth was moving then.
+    var neesMoving: [Bool] = []
+    /// Truth moving at least this fast, m/s (over half a second), counts as moving: a
+    /// person's slowest walk is ~0.3 m/s, while the VIO's drift and noise move a still
+    /// object's truth in the app's frame by under 0.02 m/s.
+    public static let movingTruthSpeed = 0.1
     var crlbValues: [Double] = []
     var convergedErrors: [Double] = []
     var rawAngleErrors: [Double] = []
@@ -78,7 +92,8 @@ public struct ObjectEvaluation: Codable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case object, updates, horizontalAngleErrorDegrees, positionErrorMetres, availability, verticalConfusion,
-             timeToConvergenceSeconds, falseConvergedRate, meanNEES, meanNEESByMinute, crlbPositionMetres, rmseOverCRLB,
+             timeToConvergenceSeconds, falseConvergedRate, meanNEES, meanNEESByMinute, meanNEESWhileMoving, meanNEESWhileStill,
+             crlbPositionMetres, rmseOverCRLB,
              boundAngleDegrees, boundAllowsAngleAfterSeconds, convergenceLagSeconds, convergedShareAfterFirst, statusChangesPerMinute,
              rawDirectionAvailability, rawHorizontalAngleErrorDegrees, rangeError
     }
@@ -235,6 +250,33 @@ struct ObjectScorer {
     var boundAllowsTime: Double?
     /// The latest truth (static, or timed at or before the update), world frame.
     var truth: Vector3?
+    /// The truth's mean speed, m/s, over the latest span of at least
+    /// ``speedBaselineSeconds`` between timed truth lines (`nil` for a static truth or before
+    /// one span), and the line that span starts from.
+    var truthSpeed: Double?
+    var speedAnchor: (time: Double, position: Vector3)?
+    /// Seconds: the truth the app sees carries the VIO's noise (5–12 mm between lines 0.1 s
+    /// apart in the simulator's recordings, 0.05–0.13 m/s for a tag that lies still), so the
+    /// speed is taken over half a second, where that noise is under 0.02 m/s.
+    static let speedBaselineSeconds = 0.5
+
+    /// Takes a `truth` line: `p` at `t` (nil: a static truth).
+    mutating func observeTruth(_ p: Vector3, at t: Double?) {
+        truth = p
+        guard let t else {
+            truthSpeed = nil
+            speedAnchor = nil
+            return
+        }
+        guard let anchor = speedAnchor, t >= anchor.time else {
+            speedAnchor = (t, p)
+            return
+        }
+        if t - anchor.time >= Self.speedBaselineSeconds {
+            truthSpeed = (p - anchor.position).length / (t - anchor.time)
+            speedAnchor = (t, p)
+        }
+    }
     /// Fisher information of every range and direction so far, at the truth.
     var fisher = Matrix3.zero
     /// What the object's radio gives (``FusionOptions/forRanging(_:)``), read at its first
@@ -298,6 +340,7 @@ struct ObjectScorer {
             if let moments, let inverse = moments.covariance.inverse {
                 evaluation.neesValues.append(inverse.quadraticForm(moments.meanInWorld - p))
                 evaluation.neesTimes.append(m.timestamp - (evaluation.stability.firstConvergedAt ?? m.timestamp))
+                evaluation.neesMoving.append((truthSpeed ?? 0) >= ObjectEvaluation.movingTruthSpeed)
             }
         }
     }
@@ -356,6 +399,14 @@ struct ObjectScorer {
         r.finish()
         r.rangeError = RangeErrorSummary(evaluation.rangeErrorSeries)
         r.meanNEESByMinute = Self.meansByMinute(values: evaluation.neesValues, seconds: evaluation.neesTimes)
+        if evaluation.neesMoving.contains(true) {
+            func mean(moving: Bool) -> Double? {
+                let v = zip(evaluation.neesValues, evaluation.neesMoving).filter { $0.1 == moving }.map(\.0)
+                return v.isEmpty ? nil : v.reduce(0, +) / Double(v.count)
+            }
+            r.meanNEESWhileMoving = mean(moving: true)
+            r.meanNEESWhileStill = mean(moving: false)
+        }
         if let first = evaluation.stability.firstConvergedAt, let allowed = boundAllowsTime { r.convergenceLagSeconds = first - allowed }
         return r
     }
@@ -409,7 +460,7 @@ public struct RecordingEvaluator {
     public mutating func observe(_ step: RecordingReplay.Step) {
         switch step {
         case .pose(let p, _): pose = p
-        case .truth(let k, _, let p): scorers[k].truth = p
+        case .truth(let k, let t, let p): scorers[k].observeTruth(p, at: t)
         case .removed, .motionState: break
         case .uwb(let k, let m, let e, let moments):
             scorers[k].score(m, estimate: e, moments: moments, pose: pose, header: header, options: options)
