@@ -66,8 +66,9 @@ public struct ConvergenceAssessment: Sendable, Equatable {
 /// Position thresholds are `T_s = max(threshold, positionThresholdFractionOfDistance × distance)`
 /// for an object that keeps still and `T_m = max(T_s, movingPositionThreshold)` for one that
 /// moves; an estimate that is a moving object's with probability `w` (``assess(mixture:antennaInWorld:movement:movementAlreadySufficient:movingShare:previous:previousCategory:previousBearing:options:)``'s
-/// `movingShare`) is held to `T = √((1 − w) T_s² + w T_m²)`, the bound its covariance
-/// `Σⱼ wⱼ Pⱼ` meets when each motion model's own covariance meets its own threshold.
+/// `movingShare`) is held to `T = √((1 − w) T_s² + w T_m²)`, the bound the models' own part
+/// of its covariance, `Σⱼ wⱼ Pⱼ`, meets when each model's covariance meets its own threshold
+/// (the spread between the models' means, `Σⱼ wⱼ (pⱼ − p)(pⱼ − p)ᵀ`, is judged on top).
 /// Once an axis is resolved it is unresolved again only past `hysteresis ×` its threshold;
 /// an established vertical category (probability ≥ p) is held until another is established
 /// or its own probability falls below 1 − p.

@@ -27,11 +27,12 @@ public struct ObjectEvaluation: Codable, Sendable {
     public var meanNEESByMinute: [Double?]?
     /// The mean NEES over the converged updates at which the object's truth was moving (its
     /// timed `truth` moving at ``ObjectEvaluation/movingTruthSpeed`` or faster over the last
-    /// half second), and over the others; both `nil` unless some converged update was moving. A moving object's
-    /// covariance is honest only if it is so while the object moves: a tag picked up is
-    /// followed with its still model certain for the first ~0.7 s, and its NEES then (tens)
-    /// is hidden in a run's mean by the seconds it lies still.
+    /// half second); `nil` unless some converged update was. A moving object's covariance is
+    /// honest only if it is so while the object moves: a tag picked up is followed with its
+    /// still model certain for the first ~0.7 s, and its NEES then (tens) is hidden in a
+    /// run's mean by the seconds it lies still.
     public var meanNEESWhileMoving: Double?
+    /// The mean NEES over the other converged updates, when ``meanNEESWhileMoving`` is given.
     public var meanNEESWhileStill: Double?
     /// The Cramér–Rao lower bound on the position error, `√tr(J⁻¹)` with `J` the Fisher
     /// information of every range and direction so far (evaluated at the truth, nominal
