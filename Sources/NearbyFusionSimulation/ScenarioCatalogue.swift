@@ -154,6 +154,22 @@ public enum ScenarioCatalogue {
         return s
     }
 
+    /// The tag of ``tagPickedUp(seed:hinted:)`` picked up at 11 s and carried straight away
+    /// from the user along the line of sight (0.8 m/s horizontally, 2.8 m, lifted in the
+    /// first 0.6 s), put down at 14.5 s: its direction hardly changes, and every range runs
+    /// longer, as a multipath burst's do.
+    public static func tagCarriedAway(seed: UInt64) -> SimulationScenario {
+        var s = tagPickedUp(seed: seed)
+        s.name = "tag-carried-away"
+        let p = s.objects[0].positionInWorld
+        let away = Vector3(p.x, 0, p.z).normalized
+        s.objects[0].velocityChanges = [
+            .init(time: 11, velocityInWorld: 0.8 * away + Vector3(0, 0.5, 0)), .init(time: 11.6, velocityInWorld: 0.8 * away),
+            .init(time: 14.5, velocityInWorld: .zero),
+        ]
+        return s
+    }
+
     /// A watch (distance only) ranging to a friend who walks slowly past: no direction ever,
     /// a moving target — it may converge only if the geometry allows, and never wrongly.
     public static func distanceOnlyWalkingPeer(seed: UInt64) -> SimulationScenario {
@@ -273,6 +289,7 @@ public enum ScenarioCatalogue {
         ("two-tags", twoTags), ("walking-peer", walkingPeer), ("landscape-hold", landscapeHold),
         ("long-session", longSession), ("still-peer", stillPeer), ("peer-stop-and-go", peerStopAndGo),
         ("tag-picked-up", { tagPickedUp(seed: $0) }), ("tag-picked-up-hinted", { tagPickedUp(seed: $0, hinted: true) }),
+        ("tag-carried-away", tagCarriedAway),
         ("distance-only-walking-peer", distanceOnlyWalkingPeer), ("distance-only-turning-peer", distanceOnlyTurningPeer),
         ("cs-coached-step", { channelSoundingTag(seed: $0) }), ("cs-placed", channelSoundingPlaced),
         ("cs-planar-sweeps", channelSoundingPlanar),

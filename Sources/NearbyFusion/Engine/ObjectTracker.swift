@@ -42,6 +42,13 @@ struct ObjectTracker: Sendable {
     /// Which of those innovations ran short (below −``FusionOptions/approachThreshold``), bit 0
     /// the newest (see `rangesRunShort`).
     var shortRangeBits: UInt8 = 0
+    /// The last eight range excesses over the still model's prediction, `z − ‖p_s − a‖`,
+    /// metres, while tracking an object expected to keep still (see `rangesRunAway`), and
+    /// how many were taken.
+    var rangeExcess = SIMD8<Double>()
+    var rangeExcessCount = 0
+    /// Which of the steps between them exceeded ``FusionOptions/runAwayStep``, bit 0 the newest.
+    var roughRangeSteps: UInt8 = 0
     /// Ranges left before a still Channel Sounding accessory's acquisition, re-solved after its
     /// ranges ran long, may publish again (see `fuse`); 0 outside such a probation.
     var probationRangesLeft = 0
@@ -129,6 +136,7 @@ struct ObjectTracker: Sendable {
         window.removeAll()
         reportedMotion = .unknown
         rangeTrendCount = 0
+        rangeExcessCount = 0
         probationRangesLeft = 0
         consideredCovariance = .zero
         considersRangeBias = false

@@ -302,6 +302,18 @@ public struct FusionOptions: Sendable, Hashable {
     /// more than 15° off in 22–27 s 28 → 13, such updates 111 → 46; published angles' p95
     /// 21.9° → 15.8°; no converged update beyond 20° (was 1 of 36). A window of 0 turns it
     /// off; windows beyond 8 count the last 8.
+    /// A tracked UWB object expected to keep still whose last eight ranges run away from its
+    /// still model *smoothly* — each excess `z − ‖p_s − a‖` within this many metres of the one
+    /// before, and the last at least ``runAwayRise`` beyond the first — is being carried away
+    /// (along the line of sight, where its direction does not change): those ranges are no
+    /// longer set aside for both motion models as a multipath burst's are, and the moving
+    /// model follows them. A burst of multipath lengthens ranges by a step of 0.5–2 m and
+    /// then scatters them; a carry lengthens each by walking speed × the interval (0.08 m at
+    /// 0.8 m/s and 10 Hz); a still tag's excesses differ by its range noise (σ √2 × 6 cm).
+    /// 0 turns the test off.
+    public var runAwayStep: Double = 0.35
+    /// Metres: see ``runAwayStep`` (0.4 m over eight ranges is 4.7σ of a still tag's noise).
+    public var runAwayRise: Double = 0.4
     public var approachRangeWindow: Int = 5
     public var approachRangeCount: Int = 3
     public var approachThreshold: Double = 1.0
