@@ -128,6 +128,19 @@ struct MovingObjectTests {
         // moving (below), and the accuracy tables of every other scenario are unchanged.
     }
 
+    /// Ten minutes of sweeping and walking with 10 % NLOS in bursts: a run of 30 long ranges
+    /// that scatter (multipath: 0.6–2 m too long, jumping by up to a metre from one to the
+    /// next) while the directions still agree used to restart a converged tag (seed 10's
+    /// keys at 344.9 s: a second of "move", then "sweep"). Scattered long ranges now leave it
+    /// standing; smooth ones (a slow carry away) still count.
+    @Test func aMultipathRunDoesNotRestartAConvergedTagWithDirections() throws {
+        let run = ScenarioRun(ScenarioCatalogue.longSession(seed: 10), objectID: "keys")
+        let first = try #require(run.firstConvergedTime)
+        let after = run.updates.filter { $0.estimate.timestamp >= first }
+        let notConverged = after.filter { $0.estimate.convergence?.status.isConverged != true }
+        #expect(notConverged.isEmpty, "not converged at \(notConverged.prefix(3).map { $0.estimate.timestamp }) s")
+    }
+
     /// A range too short now counts as motion for a tag with directions: still tags, with
     /// their NLOS bursts and direction noise, must still never be reported moving.
     @Test func stillTagsAreNeverReportedMoving() {

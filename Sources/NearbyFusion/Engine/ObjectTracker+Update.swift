@@ -318,14 +318,19 @@ extension ObjectTracker {
         let jumped = lastRejectedRangeMetres.map { abs(entry.rangeMetres - $0) > o.blockedRangeJump } ?? false
         rejectedRangeJumps = rejectedRangeJumps << 1 | (jumped ? 1 : 0)
         lastRejectedRangeMetres = entry.rangeMetres
-        let heldStill = phase == .tracking && hasConverged && directionless && ranging == .uwb && !mayMove
-            && motionHint != .moving
+        let converged = phase == .tracking && hasConverged && ranging == .uwb && !mayMove && motionHint != .moving
+        let heldStill = converged && directionless
         // (While tracking, the mixture is the one published Gaussian.)
-        let blocked = heldStill && rejectedRangeJumps.nonzeroBitCount >= 4
-            && entry.rangeMetres - (mixture.hypotheses[0].meanInWorld - entry.antennaInWorld).length > o.blockedRangeExcess
-        if !blocked { unexplainedRejections += 1 }
+        let excess = entry.rangeMetres - (mixture.hypotheses[0].meanInWorld - entry.antennaInWorld).length
+        let blocked = heldStill && rejectedRangeJumps.nonzeroBitCount >= 4 && excess > o.blockedRangeExcess
+        // With directions: long ranges that scatter (a step beyond ``FusionOptions/runAwayStep``
+        // among the last seven, see `rangesRunAway`) while the still model is the likelier
+        // are a multipath burst, however long it lasts; smooth ones (a slow carry away) count.
+        let scattered = converged && !directionless && excess > 0 && motion.movingProbability < 0.5
+            && roughRangeSteps & 0x7F != 0
+        if !(blocked || scattered) { unexplainedRejections += 1 }
         let limit = hasConverged ? o.rejectionsBeforeResetWhenConverged : o.rejectionsBeforeReset
-        return heldStill
+        return converged
             ? unexplainedRejections >= limit || consecutiveRejections >= o.rejectionsBeforeResetWhenBlocked
             : consecutiveRejections >= limit
     }
