@@ -88,6 +88,9 @@ struct ObjectTracker: Sendable {
     var unexplainedRejections = 0
     var lastRejectedRangeMetres: Double?
     var rejectedRangeJumps: UInt8 = 0
+    /// The last rejected ranges of the run, metres (a ring of eight), and how many.
+    var rejectedRanges = SIMD8<Double>()
+    var rejectedRangeCount = 0
     /// This estimate has been published as converged (a converged estimate tolerates longer
     /// runs of rejected ranges before it is reset).
     var hasConverged = false
@@ -127,6 +130,7 @@ struct ObjectTracker: Sendable {
         unexplainedRejections = 0
         lastRejectedRangeMetres = nil
         rejectedRangeJumps = 0
+        rejectedRangeCount = 0
     }
 
     /// Forgets the position estimate (a re-initialisation starts from the next range).
