@@ -91,6 +91,8 @@ struct ObjectTracker: Sendable {
     /// The last rejected ranges of the run, metres (a ring of eight), and how many.
     var rejectedRanges = SIMD8<Double>()
     var rejectedRangeCount = 0
+    /// Of the run's rejected ranges, those shorter than the estimate's distance.
+    var shortRejections = 0
     /// This estimate has been published as converged (a converged estimate tolerates longer
     /// runs of rejected ranges before it is reset).
     var hasConverged = false
@@ -131,6 +133,7 @@ struct ObjectTracker: Sendable {
         lastRejectedRangeMetres = nil
         rejectedRangeJumps = 0
         rejectedRangeCount = 0
+        shortRejections = 0
     }
 
     /// Forgets the position estimate (a re-initialisation starts from the next range).
