@@ -335,7 +335,14 @@ extension ObjectTracker {
         // both models; real distance-only ranges run short by decimetres for seconds —
         // ntu-viral's NEES 89 → 11,372 with this rule for them.)
         if excess < 0 { shortRejections += 1 }
-        if phase == .acquiring && !directionless && ranging == .uwb && shortRejections >= o.rejectionsBeforeReset { return true }
+        if phase == .acquiring && !directionless && ranging == .uwb {
+            // The other way round, a bank too near: only the object carried away makes one, and
+            // a run of long ranges is far more often a multipath burst against a good bank
+            // (long-session seed 17's bag, 4.6 m, acquired for 1.1 s, restarted on the fifth
+            // of 0.9–1.9 m-long ranges and tiled on them: 1.7 m off for 1.7 s). Long runs wait
+            // for the converged limit.
+            return shortRejections >= o.rejectionsBeforeReset || consecutiveRejections >= o.rejectionsBeforeResetWhenConverged
+        }
         let blocked = heldStill && rejectedRangeJumps.nonzeroBitCount >= 4 && excess > o.blockedRangeExcess
         // With directions: long ranges that scatter (a step beyond ``FusionOptions/runAwayStep``
         // among the last seven, see `rangesRunAway`) while the still model is the likelier
