@@ -639,8 +639,12 @@ extension ObjectTracker {
     /// carried away from a watch while it was being acquired (48 runs: 4 start times × 4
     /// directions × 3 seeds) was published more than 15° off on 1,456 updates instead of 1,362.
     ///
-    /// - Parameter radiusMetres: the sphere tiled: the entry's range (after rejected ranges), or
-    ///   the bank's own distance (after ranges that ran long, a multipath burst's maybe).
+    /// - Parameters:
+    ///   - radiusMetres: the sphere tiled: the median of the rejected ranges (after a run of
+    ///     them, see `medianRejectedRange`), or the bank's own distance (after ranges that ran
+    ///     long, a multipath burst's maybe).
+    ///   - range: the range, metres, measured from the entry's antenna, that the re-solved bank
+    ///     must explain (the tiled median, or the entry's own range).
     private mutating func retile(from entry: WindowEntry, radiusMetres: Double, explaining range: Double, pose: DevicePose,
                                  pathLength: Double, options o: FusionOptions) -> Bool {
         mixture.initialize(rangeMetres: radiusMetres, antennaInWorld: entry.antennaInWorld,

@@ -144,6 +144,7 @@ struct ObjectTracker: Sendable {
         reportedMotion = .unknown
         rangeTrendCount = 0
         rangeExcessCount = 0
+        roughRangeSteps = 0
         probationRangesLeft = 0
         consideredCovariance = .zero
         considersRangeBias = false
