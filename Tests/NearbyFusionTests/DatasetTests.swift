@@ -29,6 +29,7 @@ struct DatasetTests {
         ("peer-stop-and-go", 1.0, 4.0, .same),
         ("tag-picked-up", 1.0, 3.0, .same),
         ("tag-picked-up-hinted", 1.0, 3.0, .same),
+        ("tag-carried-away", 1.0, 3.0, .same),
         ("cs-coached-step", nil, nil, nil),
     ]
 
