@@ -405,17 +405,17 @@ extension ObjectTracker {
         return (shortRangeBits & UInt8(truncatingIfNeeded: (1 << window) - 1)).nonzeroBitCount >= o.approachRangeCount
     }
 
-    /// The median of eight values (the mean of the 4th and 5th smallest), by an insertion
-    /// sort on the stack.
-    static func median(_ v: SIMD8<Double>) -> Double {
+    /// The median of the first `n` (1…8) values (the mean of the two middle ones when `n` is
+    /// even: of eight, the 4th and 5th smallest), by an insertion sort on the stack.
+    static func median(_ v: SIMD8<Double>, count n: Int = 8) -> Double {
         var s = v
-        for i in 1..<8 {
+        for i in 1..<n {
             let x = s[i]
             var j = i - 1
             while j >= 0 && s[j] > x { s[j + 1] = s[j]; j -= 1 }
             s[j + 1] = x
         }
-        return 0.5 * (s[3] + s[4])
+        return n % 2 == 1 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2])
     }
 
     /// The acquisition step: random-walk prediction `P ← P + (q Δt + k_d Δs) I`, the entry
@@ -593,8 +593,8 @@ extension ObjectTracker {
         initialise(rangeMetres: r ?? entry.rangeMetres, at: t, pose: pose, antennaInWorld: entry.antennaInWorld, context: context)
     }
 
-    /// The median of the run's last (up to five) rejected ranges, metres: where a restart
-    /// tiles the range sphere. The tiles' priors hold their range as a Gaussian with the
+    /// The median of the run's last (up to five; a restart always has five) rejected ranges,
+    /// metres: where a restart tiles the range sphere. The tiles' priors hold their range as a Gaussian with the
     /// range's σ, and the batch starts from them, so a sphere tiled on a multipath range — the
     /// fifth rejected one as often as any — keeps every hypothesis in the multipath mode, the
     /// line-of-sight ranges (most of them) discarded as outliers: `nlos-20-percent` seed 2
@@ -605,15 +605,7 @@ extension ObjectTracker {
         guard n > 0 else { return 0 }
         var v = SIMD8<Double>()
         for k in 0..<n { v[k] = rejectedRanges[(rejectedRangeCount - 1 - k) & 7] }
-        // Insertion sort of at most five.
-        for i in 1..<n {
-            var j = i
-            while j > 0 && v[j - 1] > v[j] {
-                (v[j - 1], v[j]) = (v[j], v[j - 1])
-                j -= 1
-            }
-        }
-        return v[n / 2]
+        return Self.median(v, count: n)
     }
 
     /// Restarts a still object's acquisition from this update's range *keeping what was
