@@ -45,9 +45,11 @@ struct CommandLineTests {
         // The planar sweeps' exact posterior never allows 10° (the mirror), in every run.
         let planar = try #require(rows.last { $0.hasPrefix("| cs-planar-sweeps |") })
         let cells = planar.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
-        #expect(cells.count == 23 && cells[17] == "4/4", "\(planar)")
+        #expect(cells.count == 25 && cells[19] == "4/4", "\(planar)")
         // …and its NEES, followed to the end, sits beside the engine's.
-        #expect(cells.count == 23 && Double(cells[21]) != nil && Double(cells[22]) != nil, "\(planar)")
+        #expect(cells.count == 25 && Double(cells[23]) != nil && Double(cells[24]) != nil, "\(planar)")
+        // A still tag has no error "while the tag moves".
+        #expect(cells.count == 25 && cells[11] == "—" && cells[12] == "—", "\(planar)")
         #expect(try Self.run(["accuracy", "--seeds", "0"]).status != 0)
         #expect(try Self.run(["accuracy", "--scenario", "no-such"]).stderr.contains("unknown scenario 'no-such'"))
     }

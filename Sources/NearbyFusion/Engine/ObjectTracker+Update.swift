@@ -3,7 +3,12 @@ import Foundation
 /// Immutable options shared by an engine and its objects' updates.
 final class OptionsBox: Sendable {
     let options: FusionOptions
-    init(_ options: FusionOptions) { self.options = options }
+    /// `options.rangeErrorDensity`, built once (it takes a logarithm).
+    let rangeErrorDensity: RangeErrorDensity
+    init(_ options: FusionOptions) {
+        self.options = options
+        rangeErrorDensity = options.rangeErrorDensity
+    }
 }
 
 extension ObjectTracker {
@@ -64,6 +69,19 @@ extension ObjectTracker {
                  options: options)
         }
         publish(into: &estimate, at: t, pose: devicePose, antennaInWorld: antennaInWorld, context: context, options: options)
+        if ranging == .bluetoothChannelSounding {
+            // The fused distance (the reference), corrected by the ranges once they disagree
+            // with it (a tag picked up), outliers down-weighted; the raw range smoothed while
+            // there is no estimate (the app says the tag moves).
+            let usable = rawDistance.flatMap { $0 <= options.maximumRange ? $0 : nil }
+            let proportional = options.rangeErrorFraction * (usable ?? 0)
+            estimate.distance = distanceSmoother.update(
+                at: t, range: usable, reference: mixture.isEmpty ? nil : estimate.distance, generation: estimateGeneration,
+                density: context.optionsBox.rangeErrorDensity,
+                variance: options.rangeStandardDeviation * options.rangeStandardDeviation + proportional * proportional,
+                residualIntensity: options.distanceResidualAccelerationIntensity, freeIntensity: options.accelerationIntensity,
+                minimumInterval: options.minimumFusionInterval)
+        }
         return estimate
     }
 
@@ -212,8 +230,8 @@ extension ObjectTracker {
                                 capabilities: context.capabilities, options: o, timestamp: t)
         // An object no direction reaches (Channel Sounding, or a device without direction
         // finding) cannot be followed while it moves: ranges alone leave its bearing free.
-        // While the app says it moves, nothing is fused (the radio's distance is published);
-        // when the app says it stopped, it is acquired afresh.
+        // While the app says it moves, nothing is fused (its ranges, smoothed, are published:
+        // `DistanceSmoother`); when the app says it stopped, it is acquired afresh.
         let directionless = !(context.capabilities.supportsDirectionMeasurement && ranging == .uwb)
         if directionless && motionHint == .moving {
             if phase != .idle { resetEstimate(); hasConverged = false }
@@ -641,6 +659,7 @@ extension ObjectTracker {
                                  pathLength: Double, options o: FusionOptions) -> Bool {
         mixture.initialize(rangeMetres: radiusMetres, antennaInWorld: entry.antennaInWorld,
                            forwardInWorld: pose.forwardInWorld, options: o)
+        estimateGeneration &+= 1
         clearRejections()
         // This range is not added to the window: tiled on it, the new tiles' priors hold it (as
         // a first range is held); tiled at the bank's distance, it is one of the long ones.
@@ -674,6 +693,7 @@ extension ObjectTracker {
                                      antennaInWorld a: Vector3, context: Context) {
         let options = context.options, pathLength = context.pathLength
         mixture.initialize(rangeMetres: r, antennaInWorld: a, forwardInWorld: pose.forwardInWorld, options: options)
+        estimateGeneration &+= 1
         phase = .acquiring
         window.removeAll()   // the first range is in the tiles' priors
         processVarianceSinceInitialisation = 0

@@ -57,6 +57,11 @@ struct ObjectTracker: Sendable {
     var consideredCovariance = Matrix3.zero
     /// Whether it is added (a flag, so that the steady-state update skips the 3×3 sum).
     var considersRangeBias = false
+    /// The published distance of a Channel Sounding object (``DistanceSmoother``).
+    var distanceSmoother = DistanceSmoother()
+    /// Changes whenever the position estimate starts over (a reset, a first range, a
+    /// re-tiled bank): the smoother does not read its jump as motion.
+    var estimateGeneration = 0
     /// What the app says about the object's motion (`updateMotionState`).
     var motionHint = MotionActivityState.unknown
     /// The motion last decided from the IMM (see ``decideMotion(_:)``).
@@ -139,6 +144,7 @@ struct ObjectTracker: Sendable {
     /// Forgets the position estimate (a re-initialisation starts from the next range).
     mutating func resetEstimate() {
         phase = .idle
+        estimateGeneration &+= 1
         mixture = PositionMixture(capacity: mixture.capacity)
         window.removeAll()
         reportedMotion = .unknown
@@ -157,6 +163,7 @@ struct ObjectTracker: Sendable {
     /// Ends tracking (a `removed` event); a later update starts afresh.
     mutating func remove() {
         resetEstimate()
+        distanceSmoother = DistanceSmoother()
         removed = true
         lastUsableRangeTime = nil
         lastFusionTime = nil
