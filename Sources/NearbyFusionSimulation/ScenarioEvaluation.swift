@@ -231,39 +231,14 @@ public struct ScenarioRun: Sendable {
             .max() ?? 0
     }
 
-    /// How far the published distance lags the true one, seconds: the shift `τ` in
-    /// `0…maximum` (10 ms steps) that minimises the RMS of `d̂(t) − d(t − τ)` over the updates
-    /// that publish a distance, their mean removed, the true distance `d` interpolated
-    /// linearly between updates (held before the first). `nil` with fewer than ten such updates.
+    /// How far the published distance lags the true one, seconds
+    /// (`DistanceErrorSummary.lag(truth:published:maximum:)`, as `evaluate` measures it):
+    /// over the updates that publish a distance, against the true distance at every update.
+    /// `nil` with fewer than ten such updates.
     public func distanceLag(maximum: Double = 3) -> Double? {
-        let truth = updates.map { (t: $0.estimate.timestamp, d: $0.trueDistanceVector.length) }
-        let published = updates.compactMap { u in u.estimate.distance.map { (t: u.estimate.timestamp, d: $0) } }
-        guard published.count >= 10, let first = truth.first else { return nil }
-        func trueDistance(at t: Double) -> Double {
-            guard t > first.t else { return first.d }
-            var lo = 0, hi = truth.count - 1
-            guard t < truth[hi].t else { return truth[hi].d }
-            while hi - lo > 1 {
-                let mid = (lo + hi) / 2
-                if truth[mid].t <= t { lo = mid } else { hi = mid }
-            }
-            let f = (t - truth[lo].t) / max(truth[hi].t - truth[lo].t, 1e-12)
-            return truth[lo].d + f * (truth[hi].d - truth[lo].d)
-        }
-        var best = (lag: 0.0, cost: Double.infinity)
-        for step in 0...Int((maximum * 100).rounded()) {
-            let tau = Double(step) / 100
-            // Centred: a constant offset (a range bias the fusion keeps) is not a lag.
-            var sum = 0.0, sumSquares = 0.0
-            for p in published {
-                let e = p.d - trueDistance(at: p.t - tau)
-                sum += e
-                sumSquares += e * e
-            }
-            let cost = sumSquares - sum * sum / Double(published.count)
-            if cost < best.cost { best = (tau, cost) }
-        }
-        return best.lag
+        DistanceErrorSummary.lag(truth: updates.map { ($0.estimate.timestamp, $0.trueDistanceVector.length) },
+                                 published: updates.compactMap { u in u.estimate.distance.map { (u.estimate.timestamp, $0) } },
+                                 maximum: maximum)
     }
 
     /// NEES `(p̂ − p)ᵀ P⁻¹ (p̂ − p)` of the last update.

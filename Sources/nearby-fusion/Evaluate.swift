@@ -120,6 +120,11 @@ struct Evaluate: ParsableCommand {
                 print("  range error vs truth  " + String(format: "median %+.3f m, robust σ %.3f m", e.medianMetres, e.robustStandardDeviationMetres)
                       + ", correlation after 1 s " + (e.correlationAfterOneSecond.map { String(format: "%.2f", $0) } ?? "—") + " (n \(e.count))")
             }
+            if let d = o.distanceError {
+                print("  distance error        " + String(format: "published median %.3f m, p95 %.3f m", d.publishedMedianMetres, d.publishedP95Metres)
+                      + (d.rawMedianMetres.map { m in String(format: "; raw ranges median %.3f m, p95 %.3f m", m, d.rawP95Metres ?? .nan) } ?? "")
+                      + "; lag " + (d.lagSeconds.map { String(format: "%.2f s", $0) } ?? "—") + " (n \(d.count))")
+            }
             print("  availability          " + ["distance", "direction", "horizontalAngle", "verticalDirectionEstimate", "worldTransform"]
                 .map { "\($0) \(String(format: "%.0f%%", 100 * (o.availability[$0] ?? 0)))" }.joined(separator: ", "))
             print("  vertical confusion    truth ↓ / published →  " + RecordingEvaluation.estimateCategories.map { $0.padding(toLength: 14, withPad: " ", startingAt: 0) }.joined())

@@ -379,15 +379,18 @@ extension ReportHTML {
         }
         html += "</table><p class='tick'>The same figures as <code>nearby-fusion evaluate</code> prints for this recording.</p>"
         // The radio itself, in a table of its own (the page is as wide as the one above).
-        html += "<table><tr><th>object</th><th>range error median m</th><th>robust σ m</th><th>correlation after 1 s</th><th>ranges</th></tr>"
+        html += "<table><tr><th>object</th><th>range error median m</th><th>robust σ m</th><th>correlation after 1 s</th><th>ranges</th>"
+            + "<th>|distance err| median m: raw</th><th>published</th><th>published distance lag s</th></tr>"
         for e in evaluation.objects.prefix(ReportData.detailedObjects) {
             guard let r = e.rangeError else { continue }
             html += "<tr><td>\(escape(e.object))</td><td class='n'>\(n(r.medianMetres, 3))</td>"
                 + "<td class='n'>\(n(r.robustStandardDeviationMetres, 3))</td><td class='n'>\(n(r.correlationAfterOneSecond, 2))</td>"
-                + "<td class='n'>\(r.count)</td></tr>"
+                + "<td class='n'>\(r.count)</td><td class='n'>\(n(e.distanceError?.rawMedianMetres, 3))</td>"
+                + "<td class='n'>\(n(e.distanceError?.publishedMedianMetres, 3))</td><td class='n'>\(n(e.distanceError?.lagSeconds, 2))</td></tr>"
         }
         return html + "</table><p class='tick'>The radio's own ranges against the truth: a bias shows in the median; a correlation "
-            + "near 1 means errors that last, which no filter that weighs ranges as independent allows for.</p>"
+            + "near 1 means errors that last, which no filter that weighs ranges as independent allows for. Beside them, the "
+            + "published distance's error and its lag behind the truth.</p>"
     }
 
     /// One object: its maps, then its time plots on the shared axis.

@@ -135,4 +135,42 @@ struct DistanceSmootherTests {
         #expect(p <= 1.1 * r, "published \(p) m vs raw \(r) m")
         #expect(Statistics.quantile(lags, 0.5)! <= 0.3, "\(lags)")
     }
+
+    @Test func theLagIsTheShiftThatAlignsThePublishedDistanceWithTheTruth() throws {
+        // A distance swinging ±1 m over 4 s, published 0.5 s late with a 0.2 m offset: lag 0.5 s
+        // (the offset is not a lag); published on time, 0; fewer than ten published, nil.
+        let times = (0..<200).map { Double($0) * 0.05 }
+        func d(_ t: Double) -> Double { 3 + sin(2 * .pi * t / 4) }
+        let truth = times.map { ($0, d($0)) }
+        #expect(DistanceErrorSummary.lag(truth: truth, published: times.map { ($0, d($0 - 0.5) + 0.2) }) == 0.5)
+        #expect(DistanceErrorSummary.lag(truth: truth, published: times.map { ($0, d($0)) }) == 0)
+        #expect(DistanceErrorSummary.lag(truth: truth, published: Array(times.prefix(9)).map { ($0, d($0)) }) == nil)
+        // Out of order, the same answer.
+        #expect(DistanceErrorSummary.lag(truth: truth.reversed(), published: times.reversed().map { ($0, d($0 - 0.5)) }) == 0.5)
+        // The summary: medians of |error|, raw beside published.
+        let summary = try #require(DistanceErrorSummary(truth: truth, published: times.map { ($0, d($0) + 0.1, d($0)) },
+                                                        rawErrors: [0.3, -0.3, 0.3]))
+        #expect(abs(summary.publishedMedianMetres - 0.1) < 1e-9 && abs(summary.rawMedianMetres! - 0.3) < 1e-9 && summary.count == 200)
+        #expect(DistanceErrorSummary(truth: truth, published: [], rawErrors: [0.3]) == nil)
+    }
+
+    @Test func evaluateSetsThePublishedDistanceBesideTheRawRanges() throws {
+        // The shipped Channel Sounding recording: the published distance's median error is
+        // below the raw ranges', and its lag is measured; JSON and text agree.
+        let report = try RecordingEvaluation.evaluate(path: CommandLineTests.packageRoot.appendingPathComponent("Datasets/cs-coached-step.jsonl").path)
+        let e = try #require(report.objects.first?.distanceError)
+        let raw = try #require(e.rawMedianMetres)
+        #expect(e.publishedMedianMetres < 0.8 * raw, "\(e.publishedMedianMetres) vs \(raw)")
+        #expect(try #require(e.lagSeconds) <= 0.3)
+        let text = try CommandLineTests.run(["evaluate", "Datasets/cs-coached-step.jsonl"])
+        #expect(text.stdout.contains(String(format: "distance error        published median %.3f m", e.publishedMedianMetres)))
+        let json = try CommandLineTests.run(["evaluate", "Datasets/cs-coached-step.jsonl", "--json"])
+        let value = try JSONLineParser.parse(json.stdout.split(separator: "\n").joined())
+        guard case .array(let objects)? = value["objects"],
+              case .number(let n)? = objects.first?["distanceError"]?["publishedMedianMetres"] else {
+            Issue.record("no distanceError.publishedMedianMetres in evaluate --json")
+            return
+        }
+        #expect(abs(n - e.publishedMedianMetres) < 1e-9)
+    }
 }

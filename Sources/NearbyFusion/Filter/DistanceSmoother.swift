@@ -68,9 +68,15 @@ public struct DistanceSmoother: Sendable, Hashable {
     /// is nil when a procedure fails).
     ///
     /// - Parameters:
+    ///   - t: the update's time, seconds.
+    ///   - range: the radio's range, metres (`nil`: the procedure failed, or beyond reach).
     ///   - reference: the fused distance of the current estimate, metres (`nil`: none).
     ///   - generation: changes whenever the estimate starts over.
-    ///   - density, variance: the radio's range error density and its Gaussian variance, m².
+    ///   - density: the radio's range error density.
+    ///   - sigma2: the Gaussian variance of a range, `σ²`, m².
+    ///   - residualIntensity: `q` under a reference, m²/s³.
+    ///   - freeIntensity: `q` without one, m²/s³.
+    ///   - minimumInterval: ranges sooner than this after the last fused one are not fused, seconds.
     public mutating func update(at t: Double, range: Double?, reference: Double?, generation: Int,
                                 density: RangeErrorDensity, variance sigma2: Double,
                                 residualIntensity: Double, freeIntensity: Double, minimumInterval: Double) -> Double? {

@@ -66,6 +66,9 @@ public struct ObjectEvaluation: Codable, Sendable {
     /// The radio itself against the truth (``RangeErrorSummary``): what a user of their own
     /// UWB hardware needs before any fusion — its bias, its noise, and how long its errors last.
     public var rangeError: RangeErrorSummary?
+    /// The published `distance` against the truth, beside the raw ranges' error, and its lag
+    /// (``DistanceErrorSummary``; per object, not pooled).
+    public var distanceError: DistanceErrorSummary?
     /// Raw values, for pooling across recordings (not encoded).
     var angleErrors: [Double] = []
     var positionErrors: [Double] = []
@@ -87,6 +90,10 @@ public struct ObjectEvaluation: Codable, Sendable {
     var rawDirectionCount = 0
     /// Each range's error against the truth, `(t, z − ‖p − a‖)`, seconds and metres.
     var rangeErrorSeries: [(time: Double, error: Double)] = []
+    /// The true distance from the antenna at every scored update, and the published one where
+    /// there is one, `(t, d̂, d)`: seconds, metres.
+    var trueDistanceSeries: [(time: Double, distance: Double)] = []
+    var publishedDistanceSeries: [(time: Double, distance: Double, truth: Double)] = []
     /// Updates from the first convergence on, how many of them converged, status changes
     /// among them, and the seconds they span (for pooling).
     var stability = ConvergenceStability()
@@ -96,7 +103,7 @@ public struct ObjectEvaluation: Codable, Sendable {
              timeToConvergenceSeconds, falseConvergedRate, meanNEES, meanNEESByMinute, meanNEESWhileMoving, meanNEESWhileStill,
              crlbPositionMetres, rmseOverCRLB,
              boundAngleDegrees, boundAllowsAngleAfterSeconds, convergenceLagSeconds, convergedShareAfterFirst, statusChangesPerMinute,
-             rawDirectionAvailability, rawHorizontalAngleErrorDegrees, rangeError
+             rawDirectionAvailability, rawHorizontalAngleErrorDegrees, rangeError, distanceError
     }
 }
 
@@ -316,6 +323,11 @@ struct ObjectScorer {
             evaluation.boundAngleDegrees = Angle.degrees(radians: o.horizontalAngleThreshold)
         }
         accumulateInformation(m, truth: p, device: device, trueAngle: trueAngle, header: header, options: options)
+        let trueDistance = (p - (device.positionInWorld + device.worldFromDevice.rotate(options.antennaOffsetInDevice))).length
+        if trueDistance.isFinite {
+            evaluation.trueDistanceSeries.append((m.timestamp, trueDistance))
+            if let d = e.distance, d.isFinite { evaluation.publishedDistanceSeries.append((m.timestamp, d, trueDistance)) }
+        }
         if boundAllowsTime == nil,
            let bound = RecordingEvaluation.horizontalAngleBound(fisher: fisher, object: p, device: device.positionInWorld),
            bound <= radio!.publishedAngle {
@@ -399,6 +411,8 @@ struct ObjectScorer {
         r.availability = availability.mapValues { Double($0) / n }
         r.finish()
         r.rangeError = RangeErrorSummary(evaluation.rangeErrorSeries)
+        r.distanceError = DistanceErrorSummary(truth: evaluation.trueDistanceSeries, published: evaluation.publishedDistanceSeries,
+                                               rawErrors: evaluation.rangeErrorSeries.map(\.error))
         r.meanNEESByMinute = Self.meansByMinute(values: evaluation.neesValues, seconds: evaluation.neesTimes)
         if evaluation.neesMoving.contains(true) {
             func mean(moving: Bool) -> Double? {
