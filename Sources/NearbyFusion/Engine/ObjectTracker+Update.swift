@@ -48,10 +48,15 @@ extension ObjectTracker {
         guard t.isFinite else { return estimate }
         if firstUpdateTime == nil { firstUpdateTime = t }
         removed = false
-        guard context.cameraAssistanceEnabled else { return estimate }
-        guard let devicePose = context.devicePose else {
-            estimate.convergence = AlgorithmConvergence(status: .unknown)
-            estimate.verticalDirectionEstimate = .unknown
+        guard context.cameraAssistanceEnabled, let devicePose = context.devicePose else {
+            if context.cameraAssistanceEnabled {
+                estimate.convergence = AlgorithmConvergence(status: .unknown)
+                estimate.verticalDirectionEstimate = .unknown
+            }
+            // No estimate to refer to: a Channel Sounding object's ranges, smoothed.
+            if ranging == .bluetoothChannelSounding {
+                publishSmoothedDistance(into: &estimate, at: t, raw: rawDistance, reference: nil, context: context, options: context.options)
+            }
             return estimate
         }
         // Read once: each read of `context.options` copies the ~500-byte struct out of its box
@@ -70,19 +75,29 @@ extension ObjectTracker {
         }
         publish(into: &estimate, at: t, pose: devicePose, antennaInWorld: antennaInWorld, context: context, options: options)
         if ranging == .bluetoothChannelSounding {
-            // The fused distance (the reference), corrected by the ranges once they disagree
-            // with it (a tag picked up), outliers down-weighted; the raw range smoothed while
-            // there is no estimate (the app says the tag moves).
-            let usable = rawDistance.flatMap { $0 <= options.maximumRange ? $0 : nil }
-            let proportional = options.rangeErrorFraction * (usable ?? 0)
-            estimate.distance = distanceSmoother.update(
-                at: t, range: usable, reference: mixture.isEmpty ? nil : estimate.distance, generation: estimateGeneration,
-                density: context.optionsBox.rangeErrorDensity,
-                variance: options.rangeStandardDeviation * options.rangeStandardDeviation + proportional * proportional,
-                residualIntensity: options.distanceResidualAccelerationIntensity, freeIntensity: options.accelerationIntensity,
-                minimumInterval: options.minimumFusionInterval)
+            publishSmoothedDistance(into: &estimate, at: t, raw: rawDistance, reference: mixture.isEmpty ? nil : estimate.distance,
+                                    context: context, options: options)
         }
         return estimate
+    }
+
+    /// A Channel Sounding object's published distance (``DistanceSmoother``): the fused
+    /// distance `reference` corrected by the ranges once they disagree with it (a tag picked
+    /// up), outliers down-weighted; without a reference — the app says the tag moves, or
+    /// camera assistance is off — its ranges smoothed ("outliers are filtered and results
+    /// smoothed", as Apple describes the radio's distance).
+    @inline(__always)
+    private mutating func publishSmoothedDistance(into estimate: inout NearbyObjectEstimate, at t: Double, raw: Double?,
+                                                  reference: Double?, context: Context, options: FusionOptions) {
+        let usable = raw.flatMap { $0 <= options.maximumRange ? $0 : nil }
+        let proportional = options.rangeErrorFraction * (usable ?? 0)
+        // (A range beyond reach, before any other, is passed on as the radio gave it.)
+        estimate.distance = distanceSmoother.update(
+            at: t, range: usable, reference: reference, generation: estimateGeneration,
+            density: context.optionsBox.rangeErrorDensity,
+            variance: options.rangeStandardDeviation * options.rangeStandardDeviation + proportional * proportional,
+            residualIntensity: options.distanceResidualAccelerationIntensity, freeIntensity: options.accelerationIntensity,
+            minimumInterval: options.minimumFusionInterval) ?? estimate.distance
     }
 
     /// Convergence and outputs from the estimate after fusion.
