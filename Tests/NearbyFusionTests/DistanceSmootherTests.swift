@@ -194,4 +194,20 @@ struct DistanceSmootherTests {
         #expect(p < 0.8 * r, "published \(p) m vs raw \(r) m")
         #expect(Statistics.quantile(lags, 0.5)! <= 0.3, "\(lags)")
     }
+
+    @Test func optionsThatMakeTheFilterDivergeNeverPublishANaN() {
+        // Options no radio has (an app's mistake in `fusionOptions`: a NaN or negative
+        // variance or intensity): what is published stays finite — the reference, or the range.
+        let o = Self.options
+        for (q, variance) in [(-50.0, 0.09), (Double.nan, 0.09), (0.1, Double.nan), (Double.infinity, 0.09), (0.1, -1.0)] {
+            var smoother = DistanceSmoother()
+            for k in 0..<200 {
+                let t = Double(k) * 0.3
+                let d = smoother.update(at: t, range: 3 + 0.1 * sin(t), reference: k % 50 < 25 ? 3 : nil, generation: 0,
+                                        density: o.rangeErrorDensity, variance: variance, residualIntensity: q, freeIntensity: q,
+                                        minimumInterval: 0)
+                #expect(d.map(\.isFinite) == true, "q \(q), σ² \(variance), at \(t)")
+            }
+        }
+    }
 }

@@ -106,6 +106,12 @@ public struct DistanceSmoother: Sendable, Hashable {
             correct(z, density: density, variance: sigma2)
             lastRangeTime = t
         }
+        if !(distance + rate + pdd + pdu + puu).isFinite {
+            // Never a NaN in the outputs (options that make the filter diverge): start again
+            // from the next range.
+            isStarted = false
+            return reference ?? range
+        }
         if range == nil && reference == nil { return nil }
         return published(reference)
     }
@@ -156,6 +162,7 @@ public struct DistanceSmoother: Sendable, Hashable {
         guard let rho = reference else { return distance }
         let difference = distance - rho
         let g = min(max(abs(difference) / max(pdd, 1e-12).squareRoot() - 1.5, 0), 1)
-        return rho + g * difference
+        let value = rho + g * difference
+        return value.isFinite ? value : rho
     }
 }
