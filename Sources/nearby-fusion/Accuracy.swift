@@ -101,7 +101,7 @@ struct Accuracy: ParsableCommand {
         var boundTimes: [Double] = [], firstAngles: [Double] = [], delays: [Double] = []
         var squaredErrors = 0.0, squaredBounds = 0.0, converged = 0, convergedFar = 0, never = 0
         var positions: [Double] = [], rawDistance: [Double] = [], publishedDistance: [Double] = [], lags: [Double] = []
-        // The same while the tag itself moves (faster than 0.1 m/s: carried).
+        // The same while the tag itself moves (carried: as fast as `evaluate`'s moving truth).
         var rawWhileMoving: [Double] = [], publishedWhileMoving: [Double] = []
         var posteriorTimes: [Double] = [], posteriorDelays: [Double] = [], posteriorNever = 0
         // Runs whose first angle comes within 3 s of the bound's (and of the posterior's) 10°,
@@ -136,7 +136,7 @@ struct Accuracy: ParsableCommand {
                 if let bound { delays.append(max(first - bound, 0)) }
             } else { never += 1 }
             for u in run.updates {
-                let moving = u.trueVelocity.length > 0.1
+                let moving = u.trueVelocity.length >= ObjectEvaluation.movingTruthSpeed
                 if let d = u.estimate.distance {
                     publishedDistance.append(abs(d - u.trueDistanceVector.length))
                     if moving { publishedWhileMoving.append(abs(d - u.trueDistanceVector.length)) }

@@ -90,12 +90,10 @@ extension ObjectTracker {
     private mutating func publishSmoothedDistance(into estimate: inout NearbyObjectEstimate, at t: Double, raw: Double?,
                                                   reference: Double?, context: Context, options: FusionOptions) {
         let usable = raw.flatMap { $0 <= options.maximumRange ? $0 : nil }
-        let proportional = options.rangeErrorFraction * (usable ?? 0)
         // (A range beyond reach, before any other, is passed on as the radio gave it.)
         estimate.distance = distanceSmoother.update(
             at: t, range: usable, reference: reference, generation: estimateGeneration,
-            density: context.optionsBox.rangeErrorDensity,
-            variance: options.rangeStandardDeviation * options.rangeStandardDeviation + proportional * proportional,
+            density: context.optionsBox.rangeErrorDensity, variance: options.rangeVariance(measured: usable ?? 0),
             residualIntensity: options.distanceResidualAccelerationIntensity, freeIntensity: options.accelerationIntensity,
             minimumInterval: options.minimumFusionInterval) ?? estimate.distance
     }

@@ -401,10 +401,14 @@ extension FusionOptions {
     /// The noise grows with the measured range `z`: `σ(z)² = σ_r² + (k z)²` (see
     /// ``rangeErrorFraction``).
     @inlinable public func rangeModel(from antennaInWorld: Vector3, measured z: Double) -> RangeModel {
+        RangeModel(antennaInWorld: antennaInWorld, standardDeviation: rangeVariance(measured: z).squareRoot(), gate: rangeGate)
+    }
+
+    /// The variance of a range `z` (metres), m²: `σ_r² + (f z)²` (``rangeStandardDeviation``,
+    /// ``rangeErrorFraction``).
+    @inlinable public func rangeVariance(measured z: Double) -> Double {
         let proportional = rangeErrorFraction * z
-        return RangeModel(antennaInWorld: antennaInWorld,
-                          standardDeviation: (rangeStandardDeviation * rangeStandardDeviation + proportional * proportional).squareRoot(),
-                          gate: rangeGate)
+        return rangeStandardDeviation * rangeStandardDeviation + proportional * proportional
     }
 
     /// The azimuth-only model (1 degree of freedom: the range gate's χ² bound).
