@@ -16,8 +16,9 @@ struct Accuracy: ParsableCommand {
         NEES of the final position (3 is ideal). Objects that move get a second table; Bluetooth \
         Channel Sounding tags a third, which times the first angle against the Cramér–Rao bound \
         and against the exact posterior of the tag's position from its ranges (a grid, followed \
-        to the end of the run, afresh after the tag moved: 0.2–1 s more per run), and sets the \
-        engine's mean NEES beside the posterior's own.
+        to the end of the run, afresh after the tag moved: 0.2–1 s more per run), scores the \
+        published distance against the raw ranges (throughout, and while the tag itself moves) \
+        with its lag, and sets the engine's mean NEES beside the posterior's own.
         """)
 
     @Option(help: "Seeds per scenario.")
