@@ -350,11 +350,12 @@ extension ObjectTracker {
     /// re-acquired after the usual 30 rejections instead of standing stale for a minute.
     private mutating func rejectionCallsForARestart(_ entry: WindowEntry, directionless: Bool, options o: FusionOptions) -> Bool {
         consecutiveRejections += 1
+        // The step from the run's previous rejected range (the ring's newest), if any.
+        let jumped = rejectedRangeCount > 0
+            && abs(entry.rangeMetres - rejectedRanges[(rejectedRangeCount - 1) & 7]) > o.blockedRangeJump
+        rejectedRangeJumps = rejectedRangeJumps << 1 | (jumped ? 1 : 0)
         rejectedRanges[rejectedRangeCount & 7] = entry.rangeMetres
         rejectedRangeCount += 1
-        let jumped = lastRejectedRangeMetres.map { abs(entry.rangeMetres - $0) > o.blockedRangeJump } ?? false
-        rejectedRangeJumps = rejectedRangeJumps << 1 | (jumped ? 1 : 0)
-        lastRejectedRangeMetres = entry.rangeMetres
         let converged = phase == .tracking && hasConverged && ranging == .uwb && !mayMove && motionHint != .moving
         let heldStill = converged && directionless
         let excess = entry.rangeMetres - fusedDistance(from: entry.antennaInWorld)

@@ -88,12 +88,12 @@ struct ObjectTracker: Sendable {
     var lastFusionTime: Double?
     var consecutiveRejections = 0
     /// Of those, the ones a blocked line of sight does not explain (see
-    /// `rejectionCallsForARestart`); the last rejected range, metres, and whether each of the
-    /// last eight steps between rejected ranges jumped (bit 0 the latest).
+    /// `rejectionCallsForARestart`), and whether each of the last eight steps between
+    /// rejected ranges jumped (bit 0 the latest).
     var unexplainedRejections = 0
-    var lastRejectedRangeMetres: Double?
     var rejectedRangeJumps: UInt8 = 0
-    /// The last rejected ranges of the run, metres (a ring of eight), and how many.
+    /// The last rejected ranges of the run, metres (a ring of eight; the newest at
+    /// `(rejectedRangeCount − 1) mod 8`), and how many.
     var rejectedRanges = SIMD8<Double>()
     var rejectedRangeCount = 0
     /// Of the run's rejected ranges, those shorter than the estimate's distance.
@@ -135,7 +135,6 @@ struct ObjectTracker: Sendable {
     mutating func clearRejections() {
         consecutiveRejections = 0
         unexplainedRejections = 0
-        lastRejectedRangeMetres = nil
         rejectedRangeJumps = 0
         rejectedRangeCount = 0
         shortRejections = 0
