@@ -148,10 +148,10 @@ struct DistanceSmootherTests {
         // Out of order, the same answer.
         #expect(DistanceErrorSummary.lag(truth: truth.reversed(), published: times.reversed().map { ($0, d($0 - 0.5)) }) == 0.5)
         // The summary: medians of |error|, raw beside published.
-        let summary = try #require(DistanceErrorSummary(truth: truth, published: times.map { ($0, d($0) + 0.1, d($0)) },
+        let summary = try #require(DistanceErrorSummary(times.map { ($0, d($0), d($0) + 0.1) },
                                                         rawErrors: [0.3, -0.3, 0.3]))
         #expect(abs(summary.publishedMedianMetres - 0.1) < 1e-9 && abs(summary.rawMedianMetres! - 0.3) < 1e-9 && summary.count == 200)
-        #expect(DistanceErrorSummary(truth: truth, published: [], rawErrors: [0.3]) == nil)
+        #expect(DistanceErrorSummary(times.map { ($0, d($0), nil) }, rawErrors: [0.3]) == nil)
     }
 
     @Test func evaluateSetsThePublishedDistanceBesideTheRawRanges() throws {

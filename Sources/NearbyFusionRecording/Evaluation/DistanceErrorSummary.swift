@@ -16,11 +16,11 @@ public struct DistanceErrorSummary: Codable, Sendable, Hashable {
     /// `nil` with fewer than ten published distances.
     public var lagSeconds: Double?
 
-    /// The summary of the published distances `(t, d̂)` against the true distance at every
-    /// scored update `(t, d)`, with the raw ranges' errors `z − d`; `nil` when nothing was
-    /// published.
-    public init?(truth: [(time: Double, distance: Double)], published: [(time: Double, distance: Double, truth: Double)],
-                 rawErrors: [Double]) {
+    /// The summary of `(t, d, d̂)` at every scored update — the true distance `d` and the
+    /// published one `d̂` where there is one — with the raw ranges' errors `z − d`; `nil`
+    /// when nothing was published.
+    public init?(_ series: [(time: Double, truth: Double, published: Double?)], rawErrors: [Double]) {
+        let published = series.compactMap { u in u.published.map { (time: u.time, distance: $0, truth: u.truth) } }
         let errors = published.map { abs($0.distance - $0.truth) }.filter(\.isFinite).sorted()
         guard !errors.isEmpty else { return nil }
         count = errors.count
@@ -29,7 +29,7 @@ public struct DistanceErrorSummary: Codable, Sendable, Hashable {
         let raw = rawErrors.map(abs).filter(\.isFinite).sorted()
         rawMedianMetres = raw.isEmpty ? nil : Statistics.quantile(sorted: raw, 0.5)
         rawP95Metres = raw.isEmpty ? nil : Statistics.quantile(sorted: raw, 0.95)
-        lagSeconds = Self.lag(truth: truth, published: published.map { ($0.time, $0.distance) })
+        lagSeconds = Self.lag(truth: series.map { ($0.time, $0.truth) }, published: published.map { ($0.time, $0.distance) })
     }
 
     /// How far a published distance lags the true one, seconds: the shift `τ` in `0…maximum`

@@ -91,9 +91,8 @@ public struct ObjectEvaluation: Codable, Sendable {
     /// Each range's error against the truth, `(t, z − ‖p − a‖)`, seconds and metres.
     var rangeErrorSeries: [(time: Double, error: Double)] = []
     /// The true distance from the antenna at every scored update, and the published one where
-    /// there is one, `(t, d̂, d)`: seconds, metres.
-    var trueDistanceSeries: [(time: Double, distance: Double)] = []
-    var publishedDistanceSeries: [(time: Double, distance: Double, truth: Double)] = []
+    /// there is one, `(t, d, d̂)`: seconds, metres.
+    var distanceSeries: [(time: Double, truth: Double, published: Double?)] = []
     /// Updates from the first convergence on, how many of them converged, status changes
     /// among them, and the seconds they span (for pooling).
     var stability = ConvergenceStability()
@@ -325,8 +324,7 @@ struct ObjectScorer {
         accumulateInformation(m, truth: p, device: device, trueAngle: trueAngle, header: header, options: options)
         let trueDistance = (p - (device.positionInWorld + device.worldFromDevice.rotate(options.antennaOffsetInDevice))).length
         if trueDistance.isFinite {
-            evaluation.trueDistanceSeries.append((m.timestamp, trueDistance))
-            if let d = e.distance, d.isFinite { evaluation.publishedDistanceSeries.append((m.timestamp, d, trueDistance)) }
+            evaluation.distanceSeries.append((m.timestamp, trueDistance, e.distance.flatMap { $0.isFinite ? $0 : nil }))
         }
         if boundAllowsTime == nil,
            let bound = RecordingEvaluation.horizontalAngleBound(fisher: fisher, object: p, device: device.positionInWorld),
@@ -411,8 +409,7 @@ struct ObjectScorer {
         r.availability = availability.mapValues { Double($0) / n }
         r.finish()
         r.rangeError = RangeErrorSummary(evaluation.rangeErrorSeries)
-        r.distanceError = DistanceErrorSummary(truth: evaluation.trueDistanceSeries, published: evaluation.publishedDistanceSeries,
-                                               rawErrors: evaluation.rangeErrorSeries.map(\.error))
+        r.distanceError = DistanceErrorSummary(evaluation.distanceSeries, rawErrors: evaluation.rangeErrorSeries.map(\.error))
         r.meanNEESByMinute = Self.meansByMinute(values: evaluation.neesValues, seconds: evaluation.neesTimes)
         if evaluation.neesMoving.contains(true) {
             func mean(moving: Bool) -> Double? {
