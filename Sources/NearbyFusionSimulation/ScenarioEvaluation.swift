@@ -170,6 +170,18 @@ public struct ScenarioRun: Sendable {
         return first.estimate.timestamp - start
     }
 
+    /// How well the published `motion` told the truth from the first convergence on
+    /// (``MotionReportScore``; the truth moves at 0.1 m/s or more).
+    public var motionReportScore: MotionReportScore {
+        var score = MotionReportScore()
+        for u in updates {
+            score.add(truthMoving: u.trueVelocity.length >= 0.1, reported: u.estimate.motion,
+                      converged: u.estimate.convergence?.status.isConverged == true, at: u.estimate.timestamp)
+        }
+        score.finish()
+        return score
+    }
+
     /// Changes between converged and not converged per minute after the first convergence
     /// (as `evaluate`'s "changes/min" counts them); `nil` before any convergence.
     public var convergenceChangesPerMinute: Double? {

@@ -13,7 +13,12 @@ struct Accuracy: ParsableCommand {
         scenario: horizontalAngle error (median, p95, over every published angle), worldTransform \
         position error (median, p95), time of first convergence (median, max, and how many runs \
         never converged), the worst horizontal-angle error at a `converged` update, and the mean \
-        NEES of the final position (3 is ideal). Objects that move get a second table; Bluetooth \
+        NEES of the final position (3 is ideal). Objects that move get a second table, which \
+        times the first angle and the report of `moving`, measures stale transforms, velocity \
+        errors and status changes, and scores the published `motion` against the true velocity \
+        (the share of updates said `moving` while the object moves and `stationary` while it \
+        keeps still, the runs said `stationary` while it moved, the wait for `stationary` after \
+        a stop); Bluetooth \
         Channel Sounding tags a third, which times the first angle against the Cramér–Rao bound \
         and against the exact posterior of the tag's position from its ranges (a grid, followed \
         to the end of the run, afresh after the tag moved: 0.2–1 s more per run), scores the \
@@ -62,8 +67,8 @@ struct Accuracy: ParsableCommand {
         rows.forEach { print($0) }
         if !motionRows.isEmpty {
             print("")
-            print("| moving object | first horizontalAngle median s | max s | 'moving' reported after start of motion median s | max s | never | worldTransform > 50 cm off for, longest median s | max s | velocity err median m/s | converged ↔ not after first, changes/min median | max |")
-            print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+            print("| moving object | first horizontalAngle median s | max s | 'moving' reported after start of motion median s | max s | never | worldTransform > 50 cm off for, longest median s | max s | velocity err median m/s | converged ↔ not after first, changes/min median | max | `motion` right while it moves | while still | 'stationary' while it moves, runs | 'stationary' after a stop median s | max s | stops missed |")
+            print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
             motionRows.forEach { print($0) }
         }
         if !channelSoundingRows.isEmpty {
@@ -174,10 +179,15 @@ struct Accuracy: ParsableCommand {
     /// The second table's row: a scenario whose object moves (peers that walk, a tag picked up).
     static func motionRow(_ name: String, _ runs: [ScenarioRun]) -> String {
         func seconds(_ x: Double?) -> String { x.map { String(format: "%.1f", $0) } ?? "—" }
+        func share(_ x: Double?) -> String { x.map { String(format: "%.2f", $0) } ?? "—" }
         var firstAngle: [Double] = [], reported: [Double] = [], stale: [Double] = [], velocityErrors: [Double] = []
         var changes: [Double] = []
         var started = 0
+        var motionScore = MotionReportScore(), runsSaidStationaryWhileMoving = 0
         for run in runs {
+            let score = run.motionReportScore
+            motionScore.merge(score)
+            if score.stationaryWhileMoving > 0 { runsSaidStationaryWhileMoving += 1 }
             if let t = run.firstAngleTime { firstAngle.append(t) }
             if run.motionStart != nil {
                 started += 1
@@ -192,6 +202,10 @@ struct Accuracy: ParsableCommand {
             + "\(started == 0 ? "—" : "\(started - reported.count)/\(started)") | "
             + "\(seconds(Statistics.quantile(stale, 0.5))) | \(seconds(stale.max())) | "
             + "\(velocityErrors.isEmpty ? "—" : String(format: "%.2f", Statistics.quantile(velocityErrors, 0.5)!)) | "
-            + "\(seconds(Statistics.quantile(changes, 0.5))) | \(seconds(changes.max())) |"
+            + "\(seconds(Statistics.quantile(changes, 0.5))) | \(seconds(changes.max())) | "
+            + "\(share(motionScore.movingShare)) | \(share(motionScore.stationaryShare)) | "
+            + "\(motionScore.movingUpdates == 0 ? "—" : "\(runsSaidStationaryWhileMoving)/\(runs.count)") | "
+            + "\(seconds(Statistics.quantile(motionScore.stationaryLags, 0.5))) | \(seconds(motionScore.stationaryLags.max())) | "
+            + "\(motionScore.stops == 0 ? "—" : "\(motionScore.missedStops)/\(motionScore.stops)") |"
     }
 }

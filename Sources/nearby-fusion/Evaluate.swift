@@ -125,6 +125,11 @@ struct Evaluate: ParsableCommand {
                       + (d.rawMedianMetres.map { m in String(format: "; raw ranges median %.3f m, p95 %.3f m", m, d.rawP95Metres ?? .nan) } ?? "")
                       + "; lag " + (d.lagSeconds.map { String(format: "%.2f s", $0) } ?? "—") + " (n \(d.count))")
             }
+            if let m = o.motionReport {
+                func percent(_ x: Double?) -> String { x.map { String(format: "%.0f%%", 100 * $0) } ?? "—" }
+                print("  motion (converged on) 'moving' on \(percent(m.movingShare)) of \(m.movingUpdates) updates while the truth moves, "
+                      + "'stationary' on \(percent(m.stationaryShare)) of \(m.stillUpdates) while it keeps still")
+            }
             print("  availability          " + ["distance", "direction", "horizontalAngle", "verticalDirectionEstimate", "worldTransform"]
                 .map { "\($0) \(String(format: "%.0f%%", 100 * (o.availability[$0] ?? 0)))" }.joined(separator: ", "))
             print("  vertical confusion    truth ↓ / published →  " + RecordingEvaluation.estimateCategories.map { $0.padding(toLength: 14, withPad: " ", startingAt: 0) }.joined())

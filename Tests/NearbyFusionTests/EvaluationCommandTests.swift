@@ -96,6 +96,26 @@ struct EvaluationCommandTests {
         #expect(text.stdout.contains(String(format: "while moving %.2f; while still %.2f", moving, still)))
     }
 
+    /// `evaluate` scores the published `motion` against the timed truth: the picked-up tag
+    /// is said `moving` on most of its carry and `stationary` on nearly all its still updates;
+    /// a tag that never moves has no moving update, and a walking friend no still one.
+    @Test func theMotionReportIsScored() throws {
+        func evaluated(_ name: String) throws -> MotionReportSummary {
+            let o = try #require(try RecordingEvaluation.evaluate(path: Self.datasets.appendingPathComponent(name).path).objects.first)
+            return try #require(o.motionReport, "\(name)")
+        }
+        let picked = try evaluated("tag-picked-up.jsonl")
+        #expect(picked.movingUpdates > 20 && (picked.movingShare ?? 0) > 0.5 && (picked.stationaryShare ?? 0) > 0.9, "\(picked)")
+        let still = try evaluated("coached-sweep.jsonl")
+        #expect(still.movingUpdates == 0 && still.movingShare == nil && (still.stationaryShare ?? 0) > 0.9, "\(still)")
+        let walker = try evaluated("walking-peer.jsonl")
+        #expect(walker.stillUpdates == 0 && walker.stationaryShare == nil && walker.movingShare != nil, "\(walker)")
+        let text = try CommandLineTests.run(["evaluate", "Datasets/tag-picked-up.jsonl"])
+        #expect(text.stdout.contains(String(format: "'moving' on %.0f%% of %d updates while the truth moves", 100 * picked.movingShare!, picked.movingUpdates)))
+        let json = try CommandLineTests.run(["evaluate", "Datasets/tag-picked-up.jsonl", "--json"])
+        #expect(json.stdout.contains("\"motionReport\"") && json.stdout.contains("\"movingShare\""))
+    }
+
     @Test func evaluateReadsStandardInput() throws {
         let process = Process()
         process.executableURL = CommandLineTests.executable

@@ -69,6 +69,10 @@ public struct ObjectEvaluation: Codable, Sendable {
     /// The published `distance` against the truth, beside the raw ranges' error, and its lag
     /// (``DistanceErrorSummary``; per object, not pooled).
     public var distanceError: DistanceErrorSummary?
+    /// Whether the published `motion` told the truth (``MotionReportSummary``: the truth
+    /// moving at ``ObjectEvaluation/movingTruthSpeed`` or faster over half a second); per
+    /// object, not pooled; `nil` before the first convergence.
+    public var motionReport: MotionReportSummary?
     /// Raw values, for pooling across recordings (not encoded).
     var angleErrors: [Double] = []
     var positionErrors: [Double] = []
@@ -96,13 +100,15 @@ public struct ObjectEvaluation: Codable, Sendable {
     /// Updates from the first convergence on, how many of them converged, status changes
     /// among them, and the seconds they span (for pooling).
     var stability = ConvergenceStability()
+    /// The published `motion` against the truth, as the updates come.
+    var motionScore = MotionReportScore()
 
     enum CodingKeys: String, CodingKey {
         case object, updates, horizontalAngleErrorDegrees, positionErrorMetres, availability, verticalConfusion,
              timeToConvergenceSeconds, falseConvergedRate, meanNEES, meanNEESByMinute, meanNEESWhileMoving, meanNEESWhileStill,
              crlbPositionMetres, rmseOverCRLB,
              boundAngleDegrees, boundAllowsAngleAfterSeconds, convergenceLagSeconds, convergedShareAfterFirst, statusChangesPerMinute,
-             rawDirectionAvailability, rawHorizontalAngleErrorDegrees, rangeError, distanceError
+             rawDirectionAvailability, rawHorizontalAngleErrorDegrees, rangeError, distanceError, motionReport
     }
 }
 
@@ -314,6 +320,8 @@ struct ObjectScorer {
         if converged, evaluation.timeToConvergenceSeconds == nil { evaluation.timeToConvergenceSeconds = m.timestamp - firstUpdate! }
         evaluation.stability.add(converged: converged, at: m.timestamp)
         guard let p = truth, let device = pose else { return }
+        evaluation.motionScore.add(truthMoving: (truthSpeed ?? 0) >= ObjectEvaluation.movingTruthSpeed, reported: e.motion,
+                                   converged: converged, at: m.timestamp)
         let trueAngle = HorizontalAngle.angle(objectInWorld: p, devicePositionInWorld: device.positionInWorld,
                                               worldFromDevice: device.worldFromDevice)
         if radio == nil {
@@ -410,6 +418,8 @@ struct ObjectScorer {
         r.finish()
         r.rangeError = RangeErrorSummary(evaluation.rangeErrorSeries)
         r.distanceError = DistanceErrorSummary(evaluation.distanceSeries, rawErrors: evaluation.rangeErrorSeries.map(\.error))
+        r.motionScore.finish()
+        r.motionReport = MotionReportSummary(r.motionScore)
         r.meanNEESByMinute = Self.meansByMinute(values: evaluation.neesValues, seconds: evaluation.neesTimes)
         if evaluation.neesMoving.contains(true) {
             func mean(moving: Bool) -> Double? {

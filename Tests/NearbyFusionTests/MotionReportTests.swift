@@ -1,0 +1,76 @@
+import Testing
+import NearbyFusion
+import NearbyFusionRecording
+import NearbyFusionSimulation
+
+/// Whether the published `motion` tells the truth: the score behind `accuracy`'s `motion`
+/// columns and `evaluate`'s `motion` line.
+@Suite("motion report score")
+struct MotionReportTests {
+    /// A hand-written record (10 Hz): converged from 0.2 s; the object still, then moving
+    /// from 1.0 s with `moving` said from 1.2 s, `stationary` said at 1.5 s while it still
+    /// moves and `moving` again at 1.6 s; a stop at 2.0 s said `stationary` at 2.3 s; moving
+    /// again at 3.0 s and stopping at 3.5 s, never said `stationary` before the record ends.
+    @Test func countsSharesWrongStopsAndLags() {
+        var score = MotionReportScore()
+        for k in 0..<40 {
+            let t = Double(k) / 10
+            let moving = (10..<20).contains(k) || (30..<35).contains(k)
+            let said: MotionActivityState?
+            switch k {
+            case 0..<12: said = k == 0 ? nil : .stationary
+            case 12..<15: said = .moving
+            case 15: said = .stationary
+            case 16..<23: said = .moving
+            case 23..<32: said = .stationary
+            default: said = .moving
+            }
+            score.add(truthMoving: moving, reported: said, converged: k >= 2, at: t)
+        }
+        score.finish()
+        // Counted from 0.2 s: still 0.2–0.9 (8), 2.0–2.9 (10), 3.5–3.9 (5); moving 1.0–1.9 (10), 3.0–3.4 (5).
+        #expect(score.movingUpdates == 15 && score.stillUpdates == 23)
+        // Moving said at 1.2–1.4, 1.6–1.9 and 3.2–3.4: 3 + 4 + 3 = 10 of 15.
+        #expect(score.reportedMoving == 10)
+        // Stationary said at 0.2–0.9 and 2.3–2.9: 8 + 7 = 15 of 23.
+        #expect(score.reportedStationary == 15)
+        #expect(score.stationaryWhileMoving == 1)
+        #expect(score.stops == 2 && score.missedStops == 1)
+        #expect(score.stationaryLags.count == 1 && abs(score.stationaryLags[0] - 0.3) < 1e-9)
+        let summary = MotionReportSummary(score)
+        #expect(summary?.movingShare == 10.0 / 15 && summary?.stationaryShare == 15.0 / 23)
+        // Merging adds every count; a record that never converged counts nothing.
+        var merged = score
+        merged.merge(score)
+        #expect(merged.movingUpdates == 30 && merged.stationaryWhileMoving == 2 && merged.stops == 4 && merged.stationaryLags.count == 2)
+        var never = MotionReportScore()
+        never.add(truthMoving: true, reported: .moving, converged: false, at: 0)
+        never.finish()
+        #expect(MotionReportSummary(never) == nil)
+    }
+
+    /// A stop followed by motion before any `stationary` is missed, not a lag.
+    @Test func aStopCutShortIsMissed() {
+        var score = MotionReportScore()
+        let truth = [true, true, false, false, true, true]
+        for (k, moving) in truth.enumerated() {
+            score.add(truthMoving: moving, reported: .moving, converged: true, at: Double(k) / 10)
+        }
+        score.finish()
+        #expect(score.stops == 1 && score.missedStops == 1 && score.stationaryLags.isEmpty)
+        #expect(score.stationaryWhileMoving == 0)
+    }
+
+    /// On a simulated pickup, with the app's hint the report is right throughout the carry
+    /// and `stationary` comes within 0.3 s of the stop; without it, the carry is said `moving`
+    /// on most of its updates and the still tag `stationary` on nearly all of its own.
+    @Test func scoresAPickupWithAndWithoutTheHint() {
+        for seed: UInt64 in 1...3 {
+            let hinted = ScenarioRun(ScenarioCatalogue.tagPickedUp(seed: seed, hinted: true)).motionReportScore
+            #expect(hinted.movingShare == 1 && hinted.stationaryWhileMoving == 0, "seed \(seed)")
+            #expect(hinted.stops == 1 && hinted.missedStops == 0 && hinted.stationaryLags.allSatisfy { $0 <= 0.3 }, "seed \(seed) \(hinted.stationaryLags)")
+            let unhinted = ScenarioRun(ScenarioCatalogue.tagPickedUp(seed: seed)).motionReportScore
+            #expect((unhinted.movingShare ?? 0) > 0.5 && (unhinted.stationaryShare ?? 0) > 0.9, "seed \(seed)")
+        }
+    }
+}
