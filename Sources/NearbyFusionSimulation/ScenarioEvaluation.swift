@@ -171,7 +171,7 @@ public struct ScenarioRun: Sendable {
     }
 
     /// How well the published `motion` told the truth from the first convergence on
-    /// (``MotionReportScore``; the truth moves at 0.1 m/s or more).
+    /// (`MotionReportScore` of NearbyFusionRecording; the truth moves at 0.1 m/s or more).
     public var motionReportScore: MotionReportScore {
         var score = MotionReportScore()
         for u in updates {

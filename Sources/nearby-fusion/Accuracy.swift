@@ -32,6 +32,8 @@ struct Accuracy: ParsableCommand {
     @Option(help: "Scenarios to run (default: all).", completion: .list(ScenarioCatalogue.all.map(\.name)))
     var scenario: [String] = []
 
+    @OptionGroup var engine: EngineOptions
+
     func validate() throws {
         guard seeds >= 1 else { throw ValidationError("--seeds must be at least 1") }
         for name in scenario where !ScenarioCatalogue.all.contains(where: { $0.name == name }) {
@@ -41,6 +43,7 @@ struct Accuracy: ParsableCommand {
 
     func run() throws {
         let selected = ScenarioCatalogue.all.filter { scenario.isEmpty || scenario.contains($0.name) }
+        let options = engine.fusionOptions
         // Each scenario is simulated once per seed; its runs give its row in every table.
         var rows: [String] = [], motionRows: [String] = [], channelSoundingRows: [String] = []
         let progress = Mutex((bar: ProgressBar(total: selected.count * seeds, minimumTotal: 2, items: "runs"), done: 0))
@@ -52,7 +55,7 @@ struct Accuracy: ParsableCommand {
             // whatever the number of cores), collected in seed order.
             let results = Mutex([ScenarioRun?](repeating: nil, count: seeds))
             DispatchQueue.concurrentPerform(iterations: seeds) { k in
-                let run = ScenarioRun(make(UInt64(k + 1)), exactPosteriorUntil: posterior)
+                let run = ScenarioRun(make(UInt64(k + 1)), options: options, exactPosteriorUntil: posterior)
                 results.withLock { $0[k] = run }
                 progress.withLock { $0.done += 1; $0.bar.update($0.done) }
             }

@@ -9,7 +9,11 @@ struct EngineOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The shortest time, seconds, between two fused updates of one object: a faster radio's other updates are published, not fused (its errors last longer than its interval). 0 fuses every update. See FusionOptions.minimumFusionInterval.", valueName: "SECONDS"))
     var fusionInterval = FusionOptions().minimumFusionInterval
 
+    @Option(help: ArgumentHelp("The horizontal acceleration intensity, m²/s³, of a third motion model for objects that move: a steady walk, beside the still and the manoeuvring ones (0.1 suits people walking). 0 (the default) leaves it out. See FusionOptions.steadyAccelerationIntensity.", valueName: "M2/S3"))
+    var steadyWalk = 0.0
+
     func validate() throws {
+        guard steadyWalk.isFinite, steadyWalk >= 0 else { throw ValidationError("--steady-walk must be an acceleration intensity in m²/s³, 0 or more") }
         guard rangeBias.isFinite, rangeBias >= 0 else { throw ValidationError("--range-bias must be a number of metres, 0 or more") }
         guard fusionInterval.isFinite, fusionInterval >= 0 else { throw ValidationError("--fusion-interval must be a number of seconds, 0 or more") }
     }
@@ -18,6 +22,7 @@ struct EngineOptions: ParsableArguments {
         var o = FusionOptions()
         o.rangeBiasStandardDeviation = rangeBias
         o.minimumFusionInterval = fusionInterval
+        o.steadyAccelerationIntensity = steadyWalk
         return o
     }
 }

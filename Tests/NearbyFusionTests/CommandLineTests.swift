@@ -52,6 +52,12 @@ struct CommandLineTests {
         #expect(cells.count == 25 && cells[11] == "—" && cells[12] == "—", "\(planar)")
         #expect(try Self.run(["accuracy", "--seeds", "0"]).status != 0)
         #expect(try Self.run(["accuracy", "--scenario", "no-such"]).stderr.contains("unknown scenario 'no-such'"))
+        #expect(try Self.run(["accuracy", "--steady-walk=-1"]).stderr.contains("--steady-walk must be"))
+        #expect(try Self.run(["replay", "Datasets/walking-peer.jsonl", "--output", "-", "--steady-walk", "nan"]).status == 64)
+        // The steady walking model reaches the engine: the walker's estimates change.
+        let plain = try Self.run(["replay", "Datasets/walking-peer.jsonl", "--output", "-"])
+        let steady = try Self.run(["replay", "Datasets/walking-peer.jsonl", "--output", "-", "--steady-walk", "0.1"])
+        #expect(plain.status == 0 && steady.status == 0 && plain.stdout != steady.stdout)
     }
 
     /// `key` of the first object in `evaluate RECORDING --json EXTRA…`, or NaN when it is null.

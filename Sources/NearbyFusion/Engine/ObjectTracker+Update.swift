@@ -546,7 +546,7 @@ extension ObjectTracker {
         let q = o.accessoryRandomWalk * dt + o.driftVariancePerMetre * ds
         motion.predict(seconds: dt, prior: motionPrior(o), hint: hint, accelerationIntensity: o.accelerationIntensities,
                     velocityPriorVariance: o.velocityPriorStandardDeviation * o.velocityPriorStandardDeviation,
-                    addedPositionVariance: q)
+                    addedPositionVariance: q, steady: o.steadyMotion)
         var rangeAccepted = false
         let a = entry.antennaInWorld, rotation = entry.worldFromDevice
         // An object expected to keep still: while it is most probably still, its stationary

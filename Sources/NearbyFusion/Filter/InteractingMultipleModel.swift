@@ -45,10 +45,30 @@ public enum StationaryGate: Sendable, Hashable {
     case everyMeasurement
 }
 
+/// The steady walking model of an ``InteractingMultipleModel``: its acceleration intensity
+/// and how it trades with the manoeuvring model.
+public struct SteadyMotion: Sendable, Hashable {
+    /// White-acceleration intensity, m²/s³ per axis (world x, y, z).
+    public var accelerationIntensity: Vector3
+    /// Rate of settling from a manoeuvre into a steady walk, 1/s (`λ_settle`).
+    public var settleRate: Double
+    /// Rate of a steady walk turning, starting or stopping a manoeuvre, 1/s (`λ_turn`).
+    public var turnRate: Double
+
+    public init(accelerationIntensity: Vector3, settleRate: Double, turnRate: Double) {
+        self.accelerationIntensity = accelerationIntensity
+        self.settleRate = settleRate
+        self.turnRate = turnRate
+    }
+}
+
 /// An interacting multiple model (IMM) filter over an object's position and velocity with
 /// two motion models: **stationary** (`p' = p`) and **constant velocity** driven by white
 /// acceleration noise (see ``KinematicGaussian``). The data choose between them: a tag on
-/// a table, a tag picked up and carried, a peer who walks, stops and walks again.
+/// a table, a tag picked up and carried, a peer who walks, stops and walks again. Optionally
+/// (``SteadyMotion``, `FusionOptions.steadyAccelerationIntensity`) a third: a *steady* walk,
+/// constant velocity with a gentle acceleration intensity, beside the *manoeuvring* one
+/// (``moving``); the steps below then run over three modes, and "moving" is either.
 ///
 /// Each update, in the numbered steps of Blom and Bar-Shalom's IMM:
 ///
@@ -68,16 +88,42 @@ public enum StationaryGate: Sendable, Hashable {
 public struct InteractingMultipleModel: Sendable, Hashable {
     /// The stationary model's estimate.
     public var stationary: KinematicGaussian
-    /// The constant-velocity model's estimate.
+    /// The manoeuvring constant-velocity model's estimate (the acceleration intensity of
+    /// starts, turns and stops).
     public var moving: KinematicGaussian
-    /// `μ_m`, the probability that the object is moving.
-    public var movingProbability: Double
+    /// The steady constant-velocity model's estimate (a gentle acceleration intensity: a
+    /// person walking on, whose velocity the data can average over seconds); used only when
+    /// ``predict(seconds:prior:hint:accelerationIntensity:velocityPriorVariance:addedPositionVariance:steady:)``
+    /// is given a ``SteadyMotion``.
+    public var steady: KinematicGaussian
+    /// `μ_m`, the probability of the manoeuvring model, and `μ_w`, of the steady one.
+    public var manoeuvringProbability: Double
+    public var steadyProbability = 0.0
+    /// Whether the steady model takes part (set by each prediction).
+    public private(set) var hasSteadyModel = false
     /// The likelihood of each model's corrections in this update, `Λⱼ` (for the mode
     /// probabilities). A product of at most three robust factors, each at least the outlier
     /// density (≥ 0.002 with the default spans), so it is kept in the linear domain: no
     /// logarithm per measurement, and no underflow.
     var stationaryLikelihood = 1.0
     var movingLikelihood = 1.0
+    var steadyLikelihood = 1.0
+
+    /// `μ_m + μ_w`, the probability that the object is moving. Setting it keeps the split
+    /// between the two moving models (all to the manoeuvring one when both are 0).
+    public var movingProbability: Double {
+        get { manoeuvringProbability + steadyProbability }
+        set {
+            let total = manoeuvringProbability + steadyProbability
+            if total > 0 && steadyProbability > 0 {
+                steadyProbability = newValue * (steadyProbability / total)
+                manoeuvringProbability = newValue - steadyProbability
+            } else {
+                manoeuvringProbability = newValue
+                steadyProbability = 0
+            }
+        }
+    }
 
     /// Starts both models at the same position with zero velocity: `N(p, P_pp)` and
     /// `v ~ N(0, σ_v² I)`.
@@ -97,7 +143,8 @@ public struct InteractingMultipleModel: Sendable, Hashable {
                                        positionCovariance: kinematics.positionCovariance,
                                        velocityCovariance: Matrix3.scaledIdentity(velocityPriorVariance))
         moving = kinematics
-        self.movingProbability = min(max(movingProbability, 0), 1)
+        steady = kinematics
+        manoeuvringProbability = min(max(movingProbability, 0), 1)
     }
 
     /// A placeholder for an object that is not tracked.
@@ -107,49 +154,121 @@ public struct InteractingMultipleModel: Sendable, Hashable {
     /// Both models and the mode probability are finite (one branch-free sum, as
     /// ``KinematicGaussian/isFinite``).
     @inlinable @inline(__always)
-    public var isFinite: Bool { (stationary.componentSum + moving.componentSum + movingProbability) * 0 == 0 }
+    public var isFinite: Bool {
+        let sum = stationary.componentSum + moving.componentSum + manoeuvringProbability
+        return (hasSteadyModel ? sum + steady.componentSum + steadyProbability : sum) * 0 == 0
+    }
 
     // MARK: Steps 1–3
 
-    /// Mixes the two models (steps 1–2) and predicts each over `dt` seconds (step 3).
-    /// `hint` pins the mode; `q` (m²) is the position random walk both models share (VIO
-    /// drift, already multiplied by Δt or the distance travelled).
+    /// Mixes the models (steps 1–2) and predicts each over `dt` seconds (step 3).
+    /// `hint` pins the mode; `q` (m²) is the position random walk every model shares (VIO
+    /// drift, already multiplied by Δt or the distance travelled); `steady`, when given, adds
+    /// the steady walking model and its transitions.
+    ///
+    /// With the steady model the chain has three states. Each leaves at a total rate split
+    /// among its exits (`π = 1 − e^{−λ Δt}` for the total, shared in proportion to the rates,
+    /// so that no row exceeds 1 over a long gap): still → manoeuvring at `λ_sm` (a start is a
+    /// manoeuvre); manoeuvring → still at `λ_ms`, → steady at `λ_settle`; steady → still at
+    /// `λ_ms`, → manoeuvring at `λ_turn`.
     public mutating func predict(seconds dt: Double, prior: MotionPrior, hint: MotionActivityState,
                                  accelerationIntensity qa: Vector3, velocityPriorVariance: Double,
-                                 addedPositionVariance q: Double) {
+                                 addedPositionVariance q: Double, steady steadyMotion: SteadyMotion? = nil) {
+        let t = max(dt, 0)
+        hasSteadyModel = steadyMotion != nil
         // (1) Transition probabilities over dt.
-        var piSM = 1 - exp(-prior.startRate * max(dt, 0))
-        var piMS = 1 - exp(-prior.stopRate * max(dt, 0))
+        var piSM = 1 - exp(-prior.startRate * t)
+        var piMS = 1 - exp(-prior.stopRate * t), piMW = 0.0
+        var piWS = 0.0, piWM = 0.0
+        if let w = steadyMotion {
+            let leaveM = prior.stopRate + w.settleRate, leaveW = prior.stopRate + w.turnRate
+            let pM = 1 - exp(-leaveM * t), pW = 1 - exp(-leaveW * t)
+            if leaveM > 0 { piMS = pM * (prior.stopRate / leaveM); piMW = pM * (w.settleRate / leaveM) }
+            if leaveW > 0 { piWS = pW * (prior.stopRate / leaveW); piWM = pW * (w.turnRate / leaveW) }
+        }
         // A pinned mode takes the whole probability at this step: every model hands its
         // estimate over to it through the mixing below (so a hint that the object has
-        // stopped starts the stationary model where the moving one had followed it).
+        // stopped starts the stationary model where the moving ones had followed it). A
+        // hint of motion lets the two moving models share it.
         switch hint {
-        case .stationary: piSM = 0; piMS = 1
-        case .moving: piSM = 1; piMS = 0
+        case .stationary: piSM = 0; piMS = 1; piMW = 0; piWS = 1; piWM = 0
+        case .moving: piSM = 1; piMS = 0; piWS = 0
         case .unknown: break
         }
-        let muS = 1 - movingProbability, muM = movingProbability
+        let muS = 1 - movingProbability, muM = manoeuvringProbability, muW = steadyProbability
         // (2) Predicted mode probabilities and mixing weights.
-        let cS = (1 - piSM) * muS + piMS * muM
-        let cM = piSM * muS + (1 - piMS) * muM
-        // Both mixes read both previous estimates. The moving model is mixed first, in place
-        // (it reads the stationary one, still untouched); the stationary one then needs the
-        // previous moving estimate, saved before — the only copy of a model per step (there
-        // were four: both saved, both results copied back).
-        let wSS = (1 - piSM) * muS / cS, wSM = piMS * muM / cS
+        let cS = (1 - piSM) * muS + piMS * muM + piWS * muW
+        let cM = piSM * muS + (1 - piMS - piMW) * muM + piWM * muW
+        let cW = piMW * muM + (1 - piWS - piWM) * muW
+        // Every mix reads the previous estimates. The manoeuvring model is mixed first, in
+        // place (it reads the stationary and steady ones, still untouched); the stationary
+        // one then needs the previous manoeuvring estimate, saved before, and the steady one
+        // last the same (no still object starts on the steady model) — the only copy of a
+        // model per step.
         let previousMoving = moving
         if cM > 1e-12 {
-            Self.mix(into: &moving, weight: (1 - piMS) * muM / cM, stationary, weight: piSM * muS / cM)
+            Self.mix(into: &moving, weight: (1 - piMS - piMW) * muM / cM, stationary, weight: piSM * muS / cM,
+                     steady, weight: piWM * muW / cM)
         }
         if cS > 1e-12 {
-            Self.mix(into: &stationary, weight: wSS, previousMoving, weight: wSM)
+            Self.mix(into: &stationary, weight: (1 - piSM) * muS / cS, previousMoving, weight: piMS * muM / cS,
+                     steady, weight: piWS * muW / cS)
         }
-        movingProbability = min(max(cM / max(cS + cM, 1e-300), 0), 1)
+        // A steady model that would hold less than 10⁻⁴ of the probability (a tag lying
+        // still) is left out of this step — its share goes to the manoeuvring model — and
+        // starts again from the manoeuvring model when it is back (three models cost a
+        // third more per update than two).
+        var cM1 = cM, cW1 = cW
+        if hasSteadyModel && cW < Self.steadyActivation * (cS + cM + cW) {
+            hasSteadyModel = false
+            cM1 = cM + cW
+            cW1 = 0
+        }
+        if hasSteadyModel {
+            if cW > 1e-12 {
+                Self.mix(into: &steady, weight: (1 - piWS - piWM) * muW / cW, previousMoving, weight: piMW * muM / cW)
+            } else {
+                steady = moving
+            }
+        }
+        let total = max(cS + cM1 + cW1, 1e-300)
+        manoeuvringProbability = min(max(cM1 / total, 0), 1)
+        steadyProbability = hasSteadyModel ? min(max(cW1 / total, 0), 1) : 0
         // (3) Prediction.
         stationary.predictStationary(addedPositionVariance: q, velocityPriorVariance: velocityPriorVariance)
         moving.predictConstantVelocity(seconds: dt, accelerationIntensity: qa, addedPositionVariance: q)
+        if hasSteadyModel, let w = steadyMotion {
+            steady.predictConstantVelocity(seconds: dt, accelerationIntensity: w.accelerationIntensity, addedPositionVariance: q)
+        }
         stationaryLikelihood = 1
         movingLikelihood = 1
+        steadyLikelihood = 1
+    }
+
+    /// The smallest share of the probability for which the steady model is kept.
+    static let steadyActivation = 1e-4
+
+    /// `a ← mix(a, b, c)`, in place: the three-way moment match, by the two-way
+    /// ``mix(into:weight:_:weight:)`` when a weight is negligible.
+    @inline(__always)
+    static func mix(into a: inout KinematicGaussian, weight wa: Double, _ b: KinematicGaussian, weight wb: Double,
+                    _ c: KinematicGaussian, weight wc: Double) {
+        if wc <= 1e-12 { mix(into: &a, weight: wa, b, weight: wb); return }
+        if wb <= 1e-12 { mix(into: &a, weight: wa, c, weight: wc); return }
+        if wa <= 1e-12 { a = b; mix(into: &a, weight: wb, c, weight: wc); return }
+        let p = wa * a.positionInWorld + wb * b.positionInWorld + wc * c.positionInWorld
+        let v = wa * a.velocityInWorld + wb * b.velocityInWorld + wc * c.velocityInWorld
+        let dpa = a.positionInWorld - p, dva = a.velocityInWorld - v
+        let dpb = b.positionInWorld - p, dvb = b.velocityInWorld - v
+        let dpc = c.positionInWorld - p, dvc = c.velocityInWorld - v
+        a.positionInWorld = p
+        a.velocityInWorld = v
+        a.positionCovariance = (wa * (a.positionCovariance + Matrix3.outer(dpa, dpa)) + wb * (b.positionCovariance + Matrix3.outer(dpb, dpb))
+                                + wc * (c.positionCovariance + Matrix3.outer(dpc, dpc))).symmetrized
+        a.crossCovariance = wa * (a.crossCovariance + Matrix3.outer(dpa, dva)) + wb * (b.crossCovariance + Matrix3.outer(dpb, dvb))
+            + wc * (c.crossCovariance + Matrix3.outer(dpc, dvc))
+        a.velocityCovariance = (wa * (a.velocityCovariance + Matrix3.outer(dva, dva)) + wb * (b.velocityCovariance + Matrix3.outer(dvb, dvb))
+                                + wc * (c.velocityCovariance + Matrix3.outer(dvc, dvc))).symmetrized
     }
 
     /// `a ← mix(a, b)` (``mix(_:weight:_:weight:)``), in place: `a` is not copied in or out.
@@ -207,7 +326,10 @@ public struct InteractingMultipleModel: Sendable, Hashable {
         let m = moving.update(model: model, measured: z)
         stationaryLikelihood *= inlier * s.likelihood + outlier
         movingLikelihood *= inlier * m.likelihood + outlier
-        return s.accepted || m.accepted
+        guard hasSteadyModel else { return s.accepted || m.accepted }
+        let w = steady.update(model: model, measured: z)
+        steadyLikelihood *= inlier * w.likelihood + outlier
+        return s.accepted || m.accepted || w.accepted
     }
 
     /// The same for a direction (outlier density `ε/span²`).
@@ -218,24 +340,59 @@ public struct InteractingMultipleModel: Sendable, Hashable {
         let m = moving.update(model: model, measured: z)
         stationaryLikelihood *= inlier * s.likelihood + outlier
         movingLikelihood *= inlier * m.likelihood + outlier
-        return s.accepted || m.accepted
+        guard hasSteadyModel else { return s.accepted || m.accepted }
+        let w = steady.update(model: model, measured: z)
+        steadyLikelihood *= inlier * w.likelihood + outlier
+        return s.accepted || m.accepted || w.accepted
     }
 
     // MARK: Steps 5–6
 
     /// Step 5: `μⱼ ∝ Λⱼ c̄ⱼ`, after every measurement of the update. A pinned mode stays.
     public mutating func updateModeProbabilities(hint: MotionActivityState) {
-        defer { stationaryLikelihood = 1; movingLikelihood = 1 }
-        guard hint == .unknown else { return }
-        let ws = (1 - movingProbability) * stationaryLikelihood, wm = movingProbability * movingLikelihood
-        guard ws + wm > 0, (ws + wm).isFinite else { return }
-        // Kept off exact 0 and 1 so that either model can always take over again.
-        movingProbability = min(max(wm / (ws + wm), 1e-6), 1 - 1e-6)
+        defer { stationaryLikelihood = 1; movingLikelihood = 1; steadyLikelihood = 1 }
+        switch hint {
+        case .stationary: return
+        case .moving:
+            // Pinned to motion: the two moving models share it by their likelihoods.
+            guard hasSteadyModel else { return }
+            let wm = manoeuvringProbability * movingLikelihood, ww = steadyProbability * steadyLikelihood
+            guard wm + ww > 0, (wm + ww).isFinite else { return }
+            steadyProbability = ww / (wm + ww)
+            manoeuvringProbability = 1 - steadyProbability
+            return
+        case .unknown: break
+        }
+        let ws = (1 - movingProbability) * stationaryLikelihood, wm = manoeuvringProbability * movingLikelihood
+        let ww = hasSteadyModel ? steadyProbability * steadyLikelihood : 0
+        guard ws + wm + ww > 0, (ws + wm + ww).isFinite else { return }
+        // Kept off exact 0 and 1 so that either mode, still or moving, can always take over again.
+        let moving = min(max((wm + ww) / (ws + wm + ww), 1e-6), 1 - 1e-6)
+        if ww > 0 {
+            steadyProbability = moving * (ww / (wm + ww))
+            manoeuvringProbability = moving - steadyProbability
+        } else {
+            manoeuvringProbability = moving
+            steadyProbability = 0
+        }
+    }
+
+    /// The two moving models combined, `μ_m/(μ_m + μ_w)` and `μ_w/(μ_m + μ_w)` (the
+    /// manoeuvring model alone without the steady one).
+    public var movingEstimate: KinematicGaussian {
+        guard steadyProbability > 0 else { return moving }
+        let total = movingProbability
+        return Self.mix(moving, weight: manoeuvringProbability / total, steady, weight: steadyProbability / total)
     }
 
     /// Step 6: the combined estimate.
     public var combined: KinematicGaussian {
-        Self.mix(stationary, weight: 1 - movingProbability, moving, weight: movingProbability)
+        guard steadyProbability > 0 else {
+            return Self.mix(stationary, weight: 1 - movingProbability, moving, weight: movingProbability)
+        }
+        var mixed = stationary
+        Self.mix(into: &mixed, weight: 1 - movingProbability, moving, weight: manoeuvringProbability, steady, weight: steadyProbability)
+        return mixed
     }
 
     /// What is published: the estimate of a mode whose probability is at least `certainty`
@@ -244,7 +401,7 @@ public struct InteractingMultipleModel: Sendable, Hashable {
     /// between the modes.
     public func published(certainty: Double) -> KinematicGaussian {
         switch certainMode(certainty) {
-        case .moving?: return moving
+        case .moving?: return movingEstimate
         case .stationary?: return stationary
         case nil: return combined
         }
@@ -267,6 +424,10 @@ public struct InteractingMultipleModel: Sendable, Hashable {
     /// position block of step 6 is `Σ μⱼ (P_pp,j + (pⱼ − p)(pⱼ − p)ᵀ)`, computed as `mix` does).
     @inline(__always)
     public func publishedPosition(certainty: Double) -> (positionInWorld: Vector3, positionCovariance: Matrix3, velocityInWorld: Vector3) {
+        if steadyProbability > 0 {
+            let published = published(certainty: certainty)
+            return (published.positionInWorld, published.positionCovariance, published.velocityInWorld)
+        }
         switch certainMode(certainty) {
         case .moving?: return (moving.positionInWorld, moving.positionCovariance, moving.velocityInWorld)
         case .stationary?: return (stationary.positionInWorld, stationary.positionCovariance, stationary.velocityInWorld)
