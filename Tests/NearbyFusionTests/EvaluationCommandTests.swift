@@ -185,6 +185,26 @@ struct EvaluationCommandTests {
         #expect(result.stdout.hasSuffix("1 passed, 2 failed\n"))
     }
 
+    /// The `motion` clause reads the published `motion`: the shipped picked-up tag is said
+    /// `stationary` for a moment mid-carry, which `always … motion moving` reports with its time.
+    @Test func theMotionClauseChecksThePublishedMotion() throws {
+        let path = try RecordingTests.temporaryFile("""
+        always     4.0  11.0 tag  motion stationary
+        eventually 11.0 12.0 tag  motion moving
+        always     12.0 14.5 tag  motion moving
+        always     0    0.2  tag  motion null
+
+        """, name: "motion.expect")
+        let result = try CommandLineTests.run(["coach", "Datasets/tag-picked-up.jsonl", "--expect", path])
+        #expect(result.status == 2)
+        #expect(result.stdout.contains("PASS  line 1") && result.stdout.contains("PASS  line 2"))
+        #expect(result.stdout.contains("FAIL  line 3: always     12.0 14.5 tag  motion moving\n      at 12.91 s reported motion stationary"), "\(result.stdout)")
+        #expect(result.stdout.contains("FAIL  line 4"), "an object being acquired says `unknown`, not nothing")
+        // With the steady walking model the carry is said `moving` throughout.
+        let steady = try CommandLineTests.run(["coach", "Datasets/tag-picked-up.jsonl", "--expect", path, "--steady-walk", "0.1"])
+        #expect(steady.stdout.contains("PASS  line 3"), "\(steady.stdout)")
+    }
+
     @Test func badExpectationFilesNameTheLine() throws {
         let cases: [(String, String)] = [
             ("sometimes 0 1 tag status converged\n", "x.expect:1: key 'quantifier': expected always or eventually, found 'sometimes'"),
@@ -193,6 +213,8 @@ struct EvaluationCommandTests {
             ("always 0 1 tag includes insufficientPatience\n", "x.expect:1: key 'reasons': unknown reason 'insufficientPatience'"),
             ("always 0 1 session vertical same\n", "x.expect:1: key 'subject': the session has only a convergence status"),
             ("always 0 1 tag\n", "x.expect:1: expected 'QUANTIFIER FROM TO SUBJECT CLAUSE ARGUMENT' (6 words), found 4"),
+            ("always 0 1 tag motion walking\n", "x.expect:1: key 'motion': unknown motion 'walking' (moving, stationary, unknown, null)"),
+            ("always 0 1 session motion moving\n", "x.expect:1: key 'subject': the session has only a convergence status"),
         ]
         for (text, message) in cases {
             do { _ = try CoachingExpectation.parse(text, file: "x.expect"); Issue.record("accepted \(text)") } catch {

@@ -22,7 +22,8 @@ import Foundation
 ///   `reasons none`); `includes R`; `excludes R`; `vertical unknown|same|above|below|aboveOrBelow|null`;
 ///   `available OUTPUT`; `withheld OUTPUT` (OUTPUT: distance, direction, horizontalAngle,
 ///   verticalDirectionEstimate, worldTransform); `angle-within DEGREES` (every published
-///   horizontalAngle within that of the truth; needs `truth` lines).
+///   horizontalAngle within that of the truth; needs `truth` lines); `motion
+///   moving|stationary|unknown` (the object's published `motion`; `null` where it has none).
 public struct CoachingExpectation: Sendable, Hashable {
     public enum Quantifier: String, Sendable { case always, eventually }
     public enum Clause: Sendable, Hashable {
@@ -34,6 +35,7 @@ public struct CoachingExpectation: Sendable, Hashable {
         case available(String)
         case withheld(String)
         case angleWithin(Double)
+        case motion(String)
     }
 
     public var line: Int
@@ -94,8 +96,13 @@ public struct CoachingExpectation: Sendable, Hashable {
             case "angle-within":
                 guard let d = Double(w[5]), d > 0 else { throw fail("angle-within", "'\(w[5])' is not a positive number of degrees") }
                 clause = .angleWithin(d)
+            case "motion":
+                guard MotionActivityState(rawValue: w[5]) != nil || w[5] == "null" else {
+                    throw fail("motion", "unknown motion '\(w[5])' (moving, stationary, unknown, null)")
+                }
+                clause = .motion(w[5])
             default:
-                throw fail("clause", "unknown clause '\(w[4])' (status, reasons, includes, excludes, vertical, available, withheld, angle-within)")
+                throw fail("clause", "unknown clause '\(w[4])' (status, reasons, includes, excludes, vertical, available, withheld, angle-within, motion)")
             }
             if w[3] == "session" {
                 switch clause {
@@ -249,6 +256,9 @@ public enum CoachingCheck {
             guard s.estimate?.horizontalAngle != nil else { return (true, "") }
             guard let error = s.angleError else { return (false, "no truth to compare with") }
             return (error <= degrees, String(format: "horizontalAngle %.1f° off", error))
+        case .motion(let m):
+            let published = s.estimate?.motion?.rawValue ?? "null"
+            return (published == m, "motion \(published)")
         }
     }
 }
