@@ -48,21 +48,26 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     // MARK: One tracking step of the motion model: IMM mixing and prediction, range and
-    // direction on both models, mode probabilities (what the engine runs per update now).
-    do {
+    // direction on both models, mode probabilities (what the engine runs per update now);
+    // and the same with the optional steady walking model (`--steady-walk 0.1`) for a peer,
+    // whose uninformative motion prior keeps all three models in play.
+    for steady in [false, true] {
         let fixture = TrackingFixture()
-        let options = FusionOptions()
+        var configured = FusionOptions()
+        if steady { configured.steadyAccelerationIntensity = 0.1 }
+        let options = configured
+        let prior = steady ? options.peerMotionPrior : options.accessoryMotionPrior
         let state = Box((imm: InteractingMultipleModel(positionInWorld: Vector3(-1.5, 1.0, -4.8),
                                                        positionCovariance: .scaledIdentity(0.03 * 0.03),
-                                                       velocityPriorVariance: 1, movingProbability: 0.005), k: 0))
-        perUpdate("IMM update: range + direction") { benchmark in
+                                                       velocityPriorVariance: 1, movingProbability: prior.initialMovingProbability), k: 0))
+        perUpdate(steady ? "IMM update with the steady walking model (a peer): range + direction" : "IMM update: range + direction") { benchmark in
             var (imm, k) = state.value
             for _ in benchmark.scaledIterations {
                 let index = k % fixture.updates.count
                 let pose = fixture.poses[index], m = fixture.updates[index]
-                imm.predict(seconds: 0.1, prior: options.accessoryMotionPrior, hint: .unknown,
+                imm.predict(seconds: 0.1, prior: prior, hint: .unknown,
                             accelerationIntensity: options.accelerationIntensities, velocityPriorVariance: 1,
-                            addedPositionVariance: 1e-7)
+                            addedPositionVariance: 1e-7, steady: options.steadyMotion)
                 if let r = m.distance {
                     _ = imm.update(model: RangeModel(antennaInWorld: pose.positionInWorld, standardDeviation: 0.06, gate: 6.63),
                                    measured: r, outlierProbability: 0.2, outlierSpan: 10, stationaryGate: .positiveResiduals)
