@@ -266,31 +266,60 @@ enum ReportHTML {
         return lanes(data, rows)
     }
 
+    /// The spans of the samples over which `value` equals `category`, each to the next
+    /// sample (the last to the end of the recording), with `colour` and `category`'s name.
+    static func runs<T: Equatable>(_ data: ReportData, _ samples: [ReportData.Sample], _ value: (Int, ReportData.Sample) -> T?,
+                                   _ category: T, name: String, colour: String) -> [(Double, Double, String, String)] {
+        var out: [(Double, Double, String, String)] = []
+        var start: Double?
+        for (k, sample) in samples.enumerated() {
+            let holds = value(k, sample) == category
+            let next = k + 1 < samples.count ? samples[k + 1].time : data.end
+            if holds, start == nil { start = sample.time }
+            if let s = start, !holds || k == samples.count - 1 {
+                out.append((s, holds ? next : sample.time, colour, name))
+                start = nil
+            }
+        }
+        return out
+    }
+
     /// The published vertical estimate over time, one lane per category, against the truth's.
     static func verticalLanes(_ data: ReportData, _ o: ReportData.ObjectTrack) -> String {
-        func runs(_ value: (ReportData.Sample) -> VerticalDirectionEstimate?, _ category: VerticalDirectionEstimate,
-                  colour: String) -> [(Double, Double, String, String)] {
-            var out: [(Double, Double, String, String)] = []
-            var start: Double?
-            for (k, sample) in o.samples.enumerated() {
-                let holds = value(sample) == category
-                let next = k + 1 < o.samples.count ? o.samples[k + 1].time : data.end
-                if holds, start == nil { start = sample.time }
-                if let s = start, !holds || k == o.samples.count - 1 {
-                    out.append((s, holds ? next : sample.time, colour, category.rawValue))
-                    start = nil
-                }
-            }
-            return out
-        }
         var rows = [(label: String, spans: [(Double, Double, String, String)])]()
         for category in [VerticalDirectionEstimate.above, .same, .below, .aboveOrBelow, .unknown] {
-            rows.append(("estimate: \(category.rawValue)", runs({ $0.estimate.verticalDirectionEstimate }, category, colour: "#e65100")))
+            rows.append(("estimate: \(category.rawValue)", runs(data, o.samples, { $1.estimate.verticalDirectionEstimate }, category,
+                                                                  name: category.rawValue, colour: "#e65100")))
         }
         if o.samples.contains(where: { $0.trueVertical != nil }) {
             for category in [VerticalDirectionEstimate.above, .same, .below] {
-                rows.append(("truth: \(category.rawValue)", runs({ $0.trueVertical }, category, colour: "#202124")))
+                rows.append(("truth: \(category.rawValue)", runs(data, o.samples, { $1.trueVertical }, category,
+                                                               name: category.rawValue, colour: "#202124")))
             }
+        }
+        return lanes(data, rows)
+    }
+
+    /// The published `motion` over time, one lane per state, against whether the truth moves
+    /// (its speed over at least 0.4 s of samples, 0.1 m/s or more: `evaluate`'s rule); `nil`
+    /// when the object never published a motion.
+    static func motionLanes(_ data: ReportData, _ o: ReportData.ObjectTrack) -> String? {
+        guard o.samples.contains(where: { $0.estimate.motion != nil }) else { return nil }
+        var rows = [(label: String, spans: [(Double, Double, String, String)])]()
+        for (state, colour) in [(MotionActivityState.moving, "#c62828"), (.stationary, "#2e7d32"), (.unknown, "#9aa0a6")] {
+            rows.append(("estimate: \(state.rawValue)", runs(data, o.samples, { $1.estimate.motion }, state, name: state.rawValue, colour: colour)))
+        }
+        // The truth's speed over the span back to the first sample at least 0.4 s earlier.
+        var truthMoving = [Bool?](repeating: nil, count: o.samples.count)
+        var j = 0
+        for (k, sample) in o.samples.enumerated() {
+            guard let p = sample.truth else { continue }
+            while j < k && sample.time - o.samples[j + 1].time >= 0.4 { j += 1 }
+            guard sample.time - o.samples[j].time >= 0.4, let q = o.samples[j].truth else { continue }
+            truthMoving[k] = (p - q).length / (sample.time - o.samples[j].time) >= ObjectEvaluation.movingTruthSpeed
+        }
+        if truthMoving.contains(true) {
+            rows.append(("truth: moving", runs(data, o.samples, { k, _ in truthMoving[k] }, true, name: "moving", colour: "#202124")))
         }
         return lanes(data, rows)
     }
@@ -441,6 +470,7 @@ extension ReportHTML {
             html += "<h3>Position error</h3>" + timePlot(data, lines: [("est", "‖estimate − truth‖", positionError)], band: ("band", "filter's 2√tr P", positionBand), yLabel: "error (m)")
         }
         html += "<h3>Vertical estimate</h3>" + verticalLanes(data, o)
+        if let motion = motionLanes(data, o) { html += "<h3>Motion</h3>" + motion }
         var spans: [(Double, ConvergenceStatus)] = []
         for s in samples { if let st = s.estimate.convergence?.status, spans.last?.1 != st { spans.append((s.time, st)) } }
         if !spans.isEmpty {

@@ -50,6 +50,24 @@ struct ReportTests {
         #expect(page.contains("<tr><td>tag</td><td class='n'>\(String(format: "%.3f", median))</td>"), "\(median)")
     }
 
+    /// The motion lanes: the published `motion` against the truth's motion — the picked-up
+    /// tag's carry shows as `moving` in both, with the moment mid-carry it was said `stationary`.
+    @Test func theReportDrawsThePublishedMotionAgainstTheTruth() throws {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID().uuidString).html").path
+        let result = try CommandLineTests.run(["report", "Datasets/tag-picked-up.jsonl", "--output", output])
+        #expect(result.status == 0, "\(result.stderr)")
+        let html = try String(contentsOfFile: output, encoding: .utf8)
+        let motion = try #require(html.components(separatedBy: "<h3>Motion</h3>").dropFirst().first)
+        let lanes = String(motion[..<(motion.range(of: "</svg>")?.lowerBound ?? motion.endIndex)])
+        #expect(lanes.contains(">estimate: moving<") && lanes.contains(">estimate: stationary<") && lanes.contains(">truth: moving<"))
+        #expect(lanes.contains("<title>11.8–12.9 s: moving</title>") && lanes.contains("<title>13.1–14.9 s: moving</title>"), "\(lanes)")
+        #expect(lanes.contains("<title>11.1–14.9 s: moving</title>"), "the truth moves from the pickup to the put-down (0.4 s later)")
+        // A recording whose object publishes no motion (camera assistance off) has no lanes.
+        let off = try CommandLineTests.run(["report", "Datasets/camera-assistance-off.jsonl", "--output", output])
+        let offPage = try String(contentsOfFile: output, encoding: .utf8)
+        #expect(off.status == 0 && !offPage.contains("<h3>Motion</h3>"))
+    }
+
     @Test func reportIsSelfContainedWithThePromisedFigures() throws {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID().uuidString).html").path
         let result = try CommandLineTests.run(["report", "Datasets/two-tags.jsonl", "--output", output])
@@ -61,10 +79,10 @@ struct ReportTests {
         let urls = html.components(separatedBy: "http").dropFirst().map { "http" + $0.prefix(28) }
         #expect(urls.allSatisfy { $0.hasPrefix("http://www.w3.org/2000/svg") })
         // Per object: three maps (top-down, zoomed, side), four time plots (angle, its error,
-        // distance, position error) and two lane charts (vertical estimate, coaching).
+        // distance, position error) and three lane charts (vertical estimate, motion, coaching).
         let svgs = html.components(separatedBy: "<svg").dropFirst().map { String($0.prefix { $0 != "\u{0}" }) }
         func count(_ cls: String) -> Int { svgs.filter { $0.hasPrefix(" xmlns='http://www.w3.org/2000/svg' class='\(cls)'") }.count }
-        #expect(count("map") == 6 && count("timeplot") == 8 && count("lanes") == 4, "\(svgs.count) figures")
+        #expect(count("map") == 6 && count("timeplot") == 8 && count("lanes") == 6, "\(svgs.count) figures")
         #expect(html.contains("<ellipse class='sigma'"))
         #expect(html.contains("Object keys") && html.contains("Object bag"))
         #expect(html.contains("notConverged: insufficientMovement"))
