@@ -93,4 +93,20 @@ struct MeasurementModelTests {
         #expect(DeviceAngles.azimuthElevation(Vector3(0, 0, -1)) == Vector2(0, 0))
         #expect(abs(DeviceAngles.azimuthElevation(Vector3(1, 0, 0)).x - .pi / 2) < 1e-15)
     }
+    /// The range's second-order terms, `½ tr(∇²h P)` and `½ tr((∇²h P)²)` with
+    /// `∇²h = (I − uuᵀ)/r`, computed without a 3×3 product, equal the matrix products.
+    @Test func rangeSecondOrderTermsMatchTheMatrixProducts() {
+        let model = RangeModel(antennaInWorld: Vector3(0.1, 1.4, 0.2), standardDeviation: 0.06, gate: 6.63)
+        let covariances = [Matrix3(0.04, 0.01, -0.005, 0.01, 0.09, 0.002, -0.005, 0.002, 0.01), Matrix3.scaledIdentity(0.25),
+                           Matrix3(1.0, 0.3, 0.2, 0.3, 0.5, -0.1, 0.2, -0.1, 0.8)]
+        for p in covariances {
+            for object in [Vector3(-1.5, 1.0, -4.8), Vector3(3, 0.2, 1), Vector3(0.1, 1.4, -0.7)] {
+                let d = object - model.antennaInWorld, r = d.length, u = d / r
+                let m = (1 / r) * (Matrix3.identity - Matrix3.outer(u, u)) * p
+                let terms = model.secondOrderTerms(object, covariance: p)
+                #expect(abs(terms.meanShift - 0.5 * m.trace) <= 1e-14 * max(1, abs(m.trace)))
+                #expect(abs(terms.variance - 0.5 * (m * m).trace) <= 1e-13 * max(1, (m * m).trace))
+            }
+        }
+    }
 }

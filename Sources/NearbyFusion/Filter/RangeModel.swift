@@ -48,10 +48,15 @@ public struct RangeModel: ScalarMeasurementModel, Sendable {
         // 1 % of the range noise (a tracked, converged object), as they change nothing.
         let bound = 0.5 * p.trace / r
         if bound * bound < 1e-4 * variance { return (0, 0) }
+        // With `w = P u` and `s = uᵀ P u`, `M = ∇²h P = (P − u wᵀ)/r` (P symmetric) gives
+        // `tr M = (tr P − s)/r` and `tr M² = (tr P² − 2 wᵀw + s²)/r²`, `tr P² = Σᵢⱼ Pᵢⱼ²`:
+        // no 3×3 product.
         let u = d / r
-        let hessian = (1 / r) * (Matrix3.identity - Matrix3.outer(u, u))
-        let m = hessian * p
-        let mm = m * m
-        return (0.5 * m.trace, 0.5 * mm.trace)
+        let w = p * u
+        let s = u.dot(w)
+        let squares = p.m00 * p.m00 + p.m11 * p.m11 + p.m22 * p.m22
+            + 2 * (p.m01 * p.m01 + p.m02 * p.m02 + p.m12 * p.m12)
+        let inverse = 1 / r
+        return (0.5 * (p.trace - s) * inverse, 0.5 * (squares - 2 * w.dot(w) + s * s) * inverse * inverse)
     }
 }
