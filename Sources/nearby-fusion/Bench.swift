@@ -25,6 +25,8 @@ struct Bench: ParsableCommand {
     @Flag(help: "Print one JSON object.")
     var json = false
 
+    @OptionGroup var engine: EngineOptions
+
     @Flag(help: .hidden)
     var allocateForTest = false
 
@@ -94,7 +96,7 @@ struct Bench: ParsableCommand {
         var sink = 0.0
         let allocateForTest = allocateForTest   // read once: the property wrapper costs ~100 ns a read
         for pass in 0...passes {
-            var driver = ReplayDriver(header: header)
+            var driver = ReplayDriver(header: header, options: engine.fusionOptions)
             var inBlock = 0, k = 0
             var start: UInt64 = 0, mallocsBefore: UInt64 = 0
             for (i, event) in events.enumerated() {

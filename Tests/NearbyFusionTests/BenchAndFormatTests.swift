@@ -30,6 +30,12 @@ struct BenchAndFormatTests {
             Issue.record("no control figure"); return
         }
         #expect(controlMallocs >= 1 && controlMallocs < 1.1 + mallocs)
+        // With the steady walking model, a walking friend's updates allocate nothing either.
+        let steady = try CommandLineTests.run(["bench", "Datasets/walking-peer.jsonl", "--passes", "2", "--json", "--steady-walk", "0.1"])
+        guard case .number(let steadyMallocs)? = try JSONLineParser.parse(steady.stdout)["mallocsPerUpdate"] else {
+            Issue.record("no steady figure: \(steady.stderr)"); return
+        }
+        #expect(steadyMallocs < 0.1, "mallocs per update \(steadyMallocs)")
     }
 
     /// The estimate stream's numbers: `round(|d| · 10⁹)` as integer part, point, and the nine

@@ -134,10 +134,10 @@ public struct FusionOptions: Sendable, Hashable {
     /// model averages the velocity over seconds, and the manoeuvring model still takes the
     /// turns. Measured with `nearby-fusion accuracy --seeds 50 --steady-walk 0.1` against 0
     /// (the README, Accuracy): the walker's angle median 1.50° → 1.22°, position median
-    /// 0.201 → 0.179 m, `moving` on 65 % → 86 % of its updates; the friend who stops and
+    /// 0.201 → 0.179 m, `moving` on 66 % → 85 % of its updates; the friend who stops and
     /// turns is said `stationary` mid-walk in 9 runs of 50 instead of 6, and a walker's update
-    /// costs about a third more (three models instead of two; `bench Datasets/walking-peer.jsonl`
-    /// p50 0.94 → 1.3–1.8 µs), a still tag's 7 % more (the steady model is left out while it
+    /// costs about 30 % more (three models instead of two; `bench Datasets/walking-peer.jsonl
+    /// --steady-walk 0.1`: p50 0.97 → 1.26 µs), a still tag's about 7 % more (the steady model is left out while it
     /// holds under 10⁻⁴ of the probability). Off by default until that cost is agreed.
     public var steadyAccelerationIntensity: Double = 0
     /// Rates, 1/s, at which a manoeuvre settles into a steady walk (`λ_settle`) and a steady

@@ -425,8 +425,18 @@ public struct InteractingMultipleModel: Sendable, Hashable {
     @inline(__always)
     public func publishedPosition(certainty: Double) -> (positionInWorld: Vector3, positionCovariance: Matrix3, velocityInWorld: Vector3) {
         if steadyProbability > 0 {
-            let published = published(certainty: certainty)
-            return (published.positionInWorld, published.positionCovariance, published.velocityInWorld)
+            // Three models: the same moments, position and velocity only.
+            let mode = certainMode(certainty)
+            if mode == .stationary { return (stationary.positionInWorld, stationary.positionCovariance, stationary.velocityInWorld) }
+            let total = mode == .moving ? movingProbability : 1
+            let ws = mode == .moving ? 0 : 1 - movingProbability
+            let wm = manoeuvringProbability / total, ww = steadyProbability / total
+            let p = ws * stationary.positionInWorld + wm * moving.positionInWorld + ww * steady.positionInWorld
+            let v = ws * stationary.velocityInWorld + wm * moving.velocityInWorld + ww * steady.velocityInWorld
+            let ds = stationary.positionInWorld - p, dm = moving.positionInWorld - p, dw = steady.positionInWorld - p
+            let covariance = (ws * (stationary.positionCovariance + Matrix3.outer(ds, ds)) + wm * (moving.positionCovariance + Matrix3.outer(dm, dm))
+                              + ww * (steady.positionCovariance + Matrix3.outer(dw, dw))).symmetrized
+            return (p, covariance, v)
         }
         switch certainMode(certainty) {
         case .moving?: return (moving.positionInWorld, moving.positionCovariance, moving.velocityInWorld)
