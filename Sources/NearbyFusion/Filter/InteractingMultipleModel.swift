@@ -424,33 +424,28 @@ public struct InteractingMultipleModel: Sendable, Hashable {
     /// position block of step 6 is `Σ μⱼ (P_pp,j + (pⱼ − p)(pⱼ − p)ᵀ)`, computed as `mix` does).
     @inline(__always)
     public func publishedPosition(certainty: Double) -> (positionInWorld: Vector3, positionCovariance: Matrix3, velocityInWorld: Vector3) {
-        if steadyProbability > 0 {
-            // Three models: the same moments, position and velocity only.
-            let mode = certainMode(certainty)
-            if mode == .stationary { return (stationary.positionInWorld, stationary.positionCovariance, stationary.velocityInWorld) }
-            let total = mode == .moving ? movingProbability : 1
-            let ws = mode == .moving ? 0 : 1 - movingProbability
-            let wm = manoeuvringProbability / total, ww = steadyProbability / total
-            let p = ws * stationary.positionInWorld + wm * moving.positionInWorld + ww * steady.positionInWorld
-            let v = ws * stationary.velocityInWorld + wm * moving.velocityInWorld + ww * steady.velocityInWorld
-            let ds = stationary.positionInWorld - p, dm = moving.positionInWorld - p, dw = steady.positionInWorld - p
-            let covariance = (ws * (stationary.positionCovariance + Matrix3.outer(ds, ds)) + wm * (moving.positionCovariance + Matrix3.outer(dm, dm))
-                              + ww * (steady.positionCovariance + Matrix3.outer(dw, dw))).symmetrized
-            return (p, covariance, v)
+        let mode = certainMode(certainty)
+        if mode == .stationary { return (stationary.positionInWorld, stationary.positionCovariance, stationary.velocityInWorld) }
+        if mode == .moving && steadyProbability == 0 { return (moving.positionInWorld, moving.positionCovariance, moving.velocityInWorld) }
+        // The models in play: all of them, or the two moving ones when motion is certain. A
+        // weight that is there exceeds 1 − certainty (or is the steady model's, kept above
+        // 10⁻⁴), so none of `mix`'s negligible-weight shortcuts applies; a steady model with
+        // no weight is left out (it may be stale).
+        let total = mode == .moving ? movingProbability : 1
+        let ws = mode == .moving ? 0 : 1 - movingProbability
+        let wm = manoeuvringProbability / total, ww = steadyProbability / total
+        var p = ws * stationary.positionInWorld + wm * moving.positionInWorld
+        var v = ws * stationary.velocityInWorld + wm * moving.velocityInWorld
+        if ww > 0 {
+            p = p + ww * steady.positionInWorld
+            v = v + ww * steady.velocityInWorld
         }
-        switch certainMode(certainty) {
-        case .moving?: return (moving.positionInWorld, moving.positionCovariance, moving.velocityInWorld)
-        case .stationary?: return (stationary.positionInWorld, stationary.positionCovariance, stationary.velocityInWorld)
-        case nil: break
+        let ds = stationary.positionInWorld - p, dm = moving.positionInWorld - p
+        var covariance = ws * (stationary.positionCovariance + Matrix3.outer(ds, ds)) + wm * (moving.positionCovariance + Matrix3.outer(dm, dm))
+        if ww > 0 {
+            let dw = steady.positionInWorld - p
+            covariance = covariance + ww * (steady.positionCovariance + Matrix3.outer(dw, dw))
         }
-        // Neither mode is certain, so both weights exceed 1 − certainty: none of `mix`'s
-        // negligible-weight shortcuts applies.
-        let wb = movingProbability, wa = 1 - movingProbability
-        let p = wa * stationary.positionInWorld + wb * moving.positionInWorld
-        let v = wa * stationary.velocityInWorld + wb * moving.velocityInWorld
-        let dpa = stationary.positionInWorld - p, dpb = moving.positionInWorld - p
-        let covariance = (wa * (stationary.positionCovariance + Matrix3.outer(dpa, dpa))
-                          + wb * (moving.positionCovariance + Matrix3.outer(dpb, dpb))).symmetrized
-        return (p, covariance, v)
+        return (p, covariance.symmetrized, v)
     }
 }
