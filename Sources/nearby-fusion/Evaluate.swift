@@ -128,7 +128,12 @@ struct Evaluate: ParsableCommand {
             if let m = o.motionReport {
                 func percent(_ x: Double?) -> String { x.map { String(format: "%.0f%%", 100 * $0) } ?? "—" }
                 print("  motion (converged on) 'moving' on \(percent(m.movingShare)) of \(m.movingUpdates) updates while the truth moves, "
-                      + "'stationary' on \(percent(m.stationaryShare)) of \(m.stillUpdates) while it keeps still")
+                      + "'stationary' on \(percent(m.stationaryShare)) of \(m.stillUpdates) while it keeps still; "
+                      + "'stationary' while moving \(m.stationaryWhileMoving)×"
+                      + (m.stops == 0 ? "" : "; 'stationary' after a stop median "
+                         + (m.stationaryAfterStopMedianSeconds.map { String(format: "%.2f s", $0) } ?? "—") + ", max "
+                         + (m.stationaryAfterStopMaximumSeconds.map { String(format: "%.2f s", $0) } ?? "—")
+                         + " (\(m.missedStops) of \(m.stops) stops missed)"))
             }
             print("  availability          " + ["distance", "direction", "horizontalAngle", "verticalDirectionEstimate", "worldTransform"]
                 .map { "\($0) \(String(format: "%.0f%%", 100 * (o.availability[$0] ?? 0)))" }.joined(separator: ", "))

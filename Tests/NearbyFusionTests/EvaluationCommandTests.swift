@@ -106,12 +106,20 @@ struct EvaluationCommandTests {
         }
         let picked = try evaluated("tag-picked-up.jsonl")
         #expect(picked.movingUpdates > 20 && (picked.movingShare ?? 0) > 0.5 && (picked.stationaryShare ?? 0) > 0.9, "\(picked)")
+        // Its one `stationary` mid-carry (12.91 s, as `coach` shows) and its stop, said
+        // `stationary` within a second; with the app's hint, none and at once.
+        #expect(picked.stationaryWhileMoving == 1 && picked.stops == 1 && picked.missedStops == 0, "\(picked)")
+        #expect(picked.stationaryAfterStopMaximumSeconds.map { $0 <= 1 } == true, "\(picked)")
+        let hinted = try evaluated("tag-picked-up-hinted.jsonl")
+        #expect(hinted.movingShare == 1 && hinted.stationaryWhileMoving == 0, "\(hinted)")
+        #expect(hinted.stationaryAfterStopMaximumSeconds.map { $0 <= 0.2 } == true, "\(hinted)")
         let still = try evaluated("coached-sweep.jsonl")
         #expect(still.movingUpdates == 0 && still.movingShare == nil && (still.stationaryShare ?? 0) > 0.9, "\(still)")
         let walker = try evaluated("walking-peer.jsonl")
         #expect(walker.stillUpdates == 0 && walker.stationaryShare == nil && walker.movingShare != nil, "\(walker)")
         let text = try CommandLineTests.run(["evaluate", "Datasets/tag-picked-up.jsonl"])
         #expect(text.stdout.contains(String(format: "'moving' on %.0f%% of %d updates while the truth moves", 100 * picked.movingShare!, picked.movingUpdates)))
+        #expect(text.stdout.contains("'stationary' while moving 1×; 'stationary' after a stop median"))
         let json = try CommandLineTests.run(["evaluate", "Datasets/tag-picked-up.jsonl", "--json"])
         #expect(json.stdout.contains("\"motionReport\"") && json.stdout.contains("\"movingShare\""))
     }

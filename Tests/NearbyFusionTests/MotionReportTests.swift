@@ -39,6 +39,8 @@ struct MotionReportTests {
         #expect(score.stationaryLags.count == 1 && abs(score.stationaryLags[0] - 0.3) < 1e-9)
         let summary = MotionReportSummary(score)
         #expect(summary?.movingShare == 10.0 / 15 && summary?.stationaryShare == 15.0 / 23)
+        #expect(summary?.stationaryWhileMoving == 1 && summary?.stops == 2 && summary?.missedStops == 1)
+        #expect(summary?.stationaryAfterStopMedianSeconds.map { abs($0 - 0.3) < 1e-9 } == true)
         // Merging adds every count; a record that never converged counts nothing.
         var merged = score
         merged.merge(score)
@@ -59,6 +61,25 @@ struct MotionReportTests {
         score.finish()
         #expect(score.stops == 1 && score.missedStops == 1 && score.stationaryLags.isEmpty)
         #expect(score.stationaryWhileMoving == 0)
+    }
+
+    /// Updates in transition (`nil`: the truth's speed before and after disagree) are not
+    /// scored: a `stationary` said there is not said while moving, and a stop begun there is
+    /// dated from its first such update — or is no stop when the truth moves on.
+    @Test func updatesInTransitionAreNotScored() {
+        var score = MotionReportScore()
+        let truth: [Bool?] = [true, true, nil, nil, false, false, nil, true, nil, true, nil, false]
+        let said: [MotionActivityState] = [.moving, .moving, .stationary, .stationary, .stationary, .stationary,
+                                           .moving, .moving, .moving, .moving, .moving, .moving]
+        for k in 0..<truth.count { score.add(truthMoving: truth[k], reported: said[k], converged: true, at: Double(k) / 10) }
+        score.finish()
+        #expect(score.movingUpdates == 4 && score.stillUpdates == 3)
+        #expect(score.stationaryWhileMoving == 0, "said stationary only in transition")
+        // The stop begun at 0.2 s (said stationary at once: 0 s); the dip at 0.8 s, moving
+        // again at 0.9 s, was no stop; the last, begun at 1.0 s, is seen still at 1.1 s and
+        // never said stationary: missed.
+        #expect(score.stationaryLags.count == 1 && abs(score.stationaryLags[0]) < 1e-12, "\(score.stationaryLags)")
+        #expect(score.stops == 2 && score.missedStops == 1)
     }
 
     /// On a simulated pickup, with the app's hint the report is right throughout the carry

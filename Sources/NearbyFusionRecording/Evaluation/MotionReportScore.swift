@@ -9,8 +9,8 @@ import NearbyFusion
 ///
 /// The one definition behind `accuracy`'s `motion` columns and `evaluate`'s `motion` line.
 /// What counts as moving is the caller's: the simulator's true velocity at 0.1 m/s or more in
-/// `accuracy`, the timed truth's speed over half a second in `evaluate`
-/// (``ObjectEvaluation/movingTruthSpeed``).
+/// `accuracy`, the timed truth's speed over the half second centred on each update in
+/// `evaluate` (``ObjectEvaluation/movingTruthSpeed``).
 public struct MotionReportScore: Sendable, Hashable {
     /// Updates (from the first convergence on) at which the truth moved, and those of them
     /// that said `moving`.
@@ -28,37 +28,58 @@ public struct MotionReportScore: Sendable, Hashable {
     private var started = false
     private var truthWasMoving: Bool?
     private var previousReport: MotionActivityState?
-    private var stopTime: Double?
+    /// A stop under way: when the truth stopped moving, whether it has been seen still since
+    /// (not only in transition), and the wait for the first `stationary` after it.
+    private var stop: PendingStop?
+    private struct PendingStop: Sendable, Hashable {
+        var time: Double
+        var confirmed = false
+        var lag: Double?
+    }
 
     public init() {}
 
-    /// Counts one update at `t`, seconds: whether the truth moved, what the engine said
-    /// (`nil` when it said nothing), and whether it was converged (counting starts at the
-    /// first converged update).
-    public mutating func add(truthMoving: Bool, reported: MotionActivityState?, converged: Bool, at t: Double) {
+    /// Counts one update at `t`, seconds: whether the truth moved (`nil`: in transition, not
+    /// scored — a truth measured over a window cannot say which side of a start or a stop
+    /// the update lies), what the engine said (`nil` when it said nothing), and whether it
+    /// was converged (counting starts at the first converged update).
+    public mutating func add(truthMoving: Bool?, reported: MotionActivityState?, converged: Bool, at t: Double) {
         if converged { started = true }
         guard started else { return }
-        if truthMoving {
+        if truthMoving != true, truthWasMoving == true, stop == nil { stop = PendingStop(time: t) }
+        if var s = stop {
+            if s.lag == nil, reported == .stationary { s.lag = t - s.time }
+            if truthMoving == false { s.confirmed = true }
+            stop = s
+        }
+        switch truthMoving {
+        case true?:
             movingUpdates += 1
             if reported == .moving { reportedMoving += 1 }
             if previousReport == .moving && reported == .stationary { stationaryWhileMoving += 1 }
-            if stopTime != nil { missedStops += 1; stopTime = nil }
-        } else {
+            // Moving again: a stop seen still and never said `stationary` was missed; one
+            // seen only in transition was no stop.
+            if let s = stop, s.confirmed { missedStops += 1 }
+            stop = nil
+            truthWasMoving = true
+        case false?:
             stillUpdates += 1
             if reported == .stationary { reportedStationary += 1 }
-            if truthWasMoving == true { stopTime = t }
-            if let stop = stopTime, reported == .stationary {
-                stationaryLags.append(t - stop)
-                stopTime = nil
+            if let s = stop, let lag = s.lag {
+                stationaryLags.append(lag)
+                stop = nil
             }
+            truthWasMoving = false
+        case nil:
+            break
         }
-        truthWasMoving = truthMoving
         previousReport = reported
     }
 
-    /// Closes the record: a stop still waiting for `stationary` is missed.
+    /// Closes the record: a stop seen still and still waiting for `stationary` is missed.
     public mutating func finish() {
-        if stopTime != nil { missedStops += 1; stopTime = nil }
+        if let s = stop, s.confirmed, s.lag == nil { missedStops += 1 }
+        stop = nil
     }
 
     /// Adds another object's or run's counts (call ``finish()`` on each first).
@@ -77,11 +98,8 @@ public struct MotionReportScore: Sendable, Hashable {
     public var stops: Int { stationaryLags.count + missedStops }
 }
 
-/// ``MotionReportScore``'s shares as `evaluate` publishes them per object (`motionReport` in
-/// `--json`). Only the shares: a recording's timed truth gives its speed over half a second
-/// (``ObjectEvaluation/movingTruthSpeed``), so a stop is seen up to 0.5 s late — a prompt
-/// `stationary` would count as said while the object moved, and the lag after a stop would
-/// read short. `accuracy`, with the simulator's exact velocity, gives those too.
+/// ``MotionReportScore``'s figures as `evaluate` publishes them per object (`motionReport`
+/// in `--json`).
 public struct MotionReportSummary: Codable, Sendable, Hashable {
     /// Updates (from the first convergence on) whose truth moved, and the share of them that
     /// said `moving` (`nil` when none moved).
@@ -91,13 +109,27 @@ public struct MotionReportSummary: Codable, Sendable, Hashable {
     /// when none did).
     public var stillUpdates: Int
     public var stationaryShare: Double?
+    /// Times the report turned from `moving` to `stationary` while the truth moved.
+    public var stationaryWhileMoving: Int
+    /// Stops of the truth, and how many got no `stationary` before it moved again or ended.
+    public var stops: Int
+    public var missedStops: Int
+    /// Seconds from a stop to `stationary`: median and largest over the stops that got one.
+    public var stationaryAfterStopMedianSeconds: Double?
+    public var stationaryAfterStopMaximumSeconds: Double?
 
-    /// The summary of a score; `nil` when it counted no update (never converged, or no truth).
+    /// The summary of a finished score; `nil` when it counted no update (never converged, or
+    /// no truth).
     public init?(_ score: MotionReportScore) {
         guard score.movingUpdates + score.stillUpdates > 0 else { return nil }
         movingUpdates = score.movingUpdates
         movingShare = score.movingShare
         stillUpdates = score.stillUpdates
         stationaryShare = score.stationaryShare
+        stationaryWhileMoving = score.stationaryWhileMoving
+        stops = score.stops
+        missedStops = score.missedStops
+        stationaryAfterStopMedianSeconds = Statistics.quantile(score.stationaryLags, 0.5)
+        stationaryAfterStopMaximumSeconds = score.stationaryLags.max()
     }
 }

@@ -69,9 +69,10 @@ public struct ObjectEvaluation: Codable, Sendable {
     /// The published `distance` against the truth, beside the raw ranges' error, and its lag
     /// (``DistanceErrorSummary``; per object, not pooled).
     public var distanceError: DistanceErrorSummary?
-    /// Whether the published `motion` told the truth (``MotionReportSummary``: the truth
-    /// moving at ``ObjectEvaluation/movingTruthSpeed`` or faster over half a second); per
-    /// object, not pooled; `nil` before the first convergence.
+    /// Whether the published `motion` told the truth (``MotionReportSummary``; the truth's
+    /// motion from its speed before and after each update, see
+    /// `ObjectScorer.motionScore`); per object, not pooled; `nil` before the first
+    /// convergence.
     public var motionReport: MotionReportSummary?
     /// Raw values, for pooling across recordings (not encoded).
     var angleErrors: [Double] = []
@@ -100,8 +101,9 @@ public struct ObjectEvaluation: Codable, Sendable {
     /// Updates from the first convergence on, how many of them converged, status changes
     /// among them, and the seconds they span (for pooling).
     var stability = ConvergenceStability()
-    /// The published `motion` against the truth, as the updates come.
-    var motionScore = MotionReportScore()
+    /// Per scored update: its time, the truth, what `motion` said and whether it was
+    /// converged (scored at the end, with the truth's speed centred on each update).
+    var motionSeries: [(time: Double, truth: Vector3, reported: MotionActivityState?, converged: Bool)] = []
 
     enum CodingKeys: String, CodingKey {
         case object, updates, horizontalAngleErrorDegrees, positionErrorMetres, availability, verticalConfusion,
@@ -320,8 +322,7 @@ struct ObjectScorer {
         if converged, evaluation.timeToConvergenceSeconds == nil { evaluation.timeToConvergenceSeconds = m.timestamp - firstUpdate! }
         evaluation.stability.add(converged: converged, at: m.timestamp)
         guard let p = truth, let device = pose else { return }
-        evaluation.motionScore.add(truthMoving: (truthSpeed ?? 0) >= ObjectEvaluation.movingTruthSpeed, reported: e.motion,
-                                   converged: converged, at: m.timestamp)
+        evaluation.motionSeries.append((m.timestamp, p, e.motion, converged))
         let trueAngle = HorizontalAngle.angle(objectInWorld: p, devicePositionInWorld: device.positionInWorld,
                                               worldFromDevice: device.worldFromDevice)
         if radio == nil {
@@ -410,6 +411,32 @@ struct ObjectScorer {
         }
     }
 
+    /// The published `motion` scored against the truth (``MotionReportScore``). The truth's
+    /// speed is taken over the quarter second before each update and the quarter second
+    /// after it (each span at least 0.15 s; at the ends of the record, the one there is): the
+    /// truth moves where both are ``ObjectEvaluation/movingTruthSpeed`` or more, keeps still
+    /// where both are less, and is in transition — not scored — where they disagree, so that
+    /// a report made right at a start or a stop is neither right nor wrong, and a stop is
+    /// dated within a few hundredths of a second of when it happens.
+    static func motionScore(_ series: [(time: Double, truth: Vector3, reported: MotionActivityState?, converged: Bool)]) -> MotionReportScore {
+        var score = MotionReportScore()
+        var lower = 0, upper = 0
+        for (k, u) in series.enumerated() {
+            while lower < k && series[lower].time < u.time - 0.25 { lower += 1 }
+            if upper < k { upper = k }
+            while upper + 1 < series.count && series[upper + 1].time <= u.time + 0.25 { upper += 1 }
+            func speed(_ a: Int, _ b: Int) -> Double? {
+                let span = series[b].time - series[a].time
+                return span >= 0.15 ? (series[b].truth - series[a].truth).length / span : nil
+            }
+            let halves = [speed(lower, k), speed(k, upper)].compactMap { $0 }.map { $0 >= ObjectEvaluation.movingTruthSpeed }
+            let moving: Bool? = halves.isEmpty ? false : (halves.allSatisfy { $0 } ? true : (halves.contains(true) ? nil : false))
+            score.add(truthMoving: moving, reported: u.reported, converged: u.converged, at: u.time)
+        }
+        score.finish()
+        return score
+    }
+
     /// The evaluation with its statistics computed.
     func finished() -> ObjectEvaluation {
         var r = evaluation
@@ -418,8 +445,7 @@ struct ObjectScorer {
         r.finish()
         r.rangeError = RangeErrorSummary(evaluation.rangeErrorSeries)
         r.distanceError = DistanceErrorSummary(evaluation.distanceSeries, rawErrors: evaluation.rangeErrorSeries.map(\.error))
-        r.motionScore.finish()
-        r.motionReport = MotionReportSummary(r.motionScore)
+        r.motionReport = MotionReportSummary(Self.motionScore(evaluation.motionSeries))
         r.meanNEESByMinute = Self.meansByMinute(values: evaluation.neesValues, seconds: evaluation.neesTimes)
         if evaluation.neesMoving.contains(true) {
             func mean(moving: Bool) -> Double? {
