@@ -301,23 +301,19 @@ enum ReportHTML {
     }
 
     /// The published `motion` over time, one lane per state, against whether the truth moves
-    /// (its speed over at least 0.4 s of samples, 0.1 m/s or more: `evaluate`'s rule); `nil`
-    /// when the object never published a motion.
+    /// (as `evaluate` scores it); `nil` when the object never published a motion.
     static func motionLanes(_ data: ReportData, _ o: ReportData.ObjectTrack) -> String? {
         guard o.samples.contains(where: { $0.estimate.motion != nil }) else { return nil }
         var rows = [(label: String, spans: [(Double, Double, String, String)])]()
         for (state, colour) in [(MotionActivityState.moving, "#c62828"), (.stationary, "#2e7d32"), (.unknown, "#9aa0a6")] {
             rows.append(("estimate: \(state.rawValue)", runs(data, o.samples, { $1.estimate.motion }, state, name: state.rawValue, colour: colour)))
         }
-        // The truth's speed over the span back to the first sample at least 0.4 s earlier.
+        // The truth's motion as `evaluate` scores it (``ObjectEvaluation/truthMotion(times:positions:)``),
+        // over the samples that have a truth.
         var truthMoving = [Bool?](repeating: nil, count: o.samples.count)
-        var j = 0
-        for (k, sample) in o.samples.enumerated() {
-            guard let p = sample.truth else { continue }
-            while j < k && sample.time - o.samples[j + 1].time >= 0.4 { j += 1 }
-            guard sample.time - o.samples[j].time >= 0.4, let q = o.samples[j].truth else { continue }
-            truthMoving[k] = (p - q).length / (sample.time - o.samples[j].time) >= ObjectEvaluation.movingTruthSpeed
-        }
+        let withTruth = o.samples.indices.filter { o.samples[$0].truth != nil }
+        let motion = ObjectEvaluation.truthMotion(times: withTruth.map { o.samples[$0].time }, positions: withTruth.map { o.samples[$0].truth! })
+        for (k, m) in zip(withTruth, motion) { truthMoving[k] = m }
         if truthMoving.contains(true) {
             rows.append(("truth: moving", runs(data, o.samples, { k, _ in truthMoving[k] }, true, name: "moving", colour: "#202124")))
         }

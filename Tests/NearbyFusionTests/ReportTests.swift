@@ -61,7 +61,7 @@ struct ReportTests {
         let lanes = String(motion[..<(motion.range(of: "</svg>")?.lowerBound ?? motion.endIndex)])
         #expect(lanes.contains(">estimate: moving<") && lanes.contains(">estimate: stationary<") && lanes.contains(">truth: moving<"))
         #expect(lanes.contains("<title>11.8–12.9 s: moving</title>") && lanes.contains("<title>13.1–14.9 s: moving</title>"), "\(lanes)")
-        #expect(lanes.contains("<title>11.1–14.9 s: moving</title>"), "the truth moves from the pickup to the put-down (0.4 s later)")
+        #expect(lanes.contains("<title>11.1–14.5 s: moving</title>"), "the truth moves from the pickup to the put-down (as evaluate scores it)")
         // A recording whose object publishes no motion (camera assistance off) has no lanes.
         let off = try CommandLineTests.run(["report", "Datasets/camera-assistance-off.jsonl", "--output", output])
         let offPage = try String(contentsOfFile: output, encoding: .utf8)

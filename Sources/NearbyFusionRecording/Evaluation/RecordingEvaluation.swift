@@ -89,6 +89,30 @@ public struct ObjectEvaluation: Codable, Sendable {
     /// person's slowest walk is ~0.3 m/s, while the VIO's drift and noise move a still
     /// object's truth in the app's frame by under 0.02 m/s.
     public static let movingTruthSpeed = 0.1
+
+    /// Whether a truth sampled at `times` (seconds, ascending) was moving at each sample: its
+    /// speed is taken over the quarter second before the sample and the quarter second after
+    /// it (each span at least 0.15 s; at the ends of the record, the one there is); `true`
+    /// where both are ``movingTruthSpeed`` or more, `false` where both are less, `nil` — in
+    /// transition — where they disagree. A report made right at a start or a stop is then
+    /// neither right nor wrong, and a stop is dated within a few hundredths of a second of
+    /// when it happens (a trailing half-second window saw it up to 0.5 s late).
+    public static func truthMotion(times: [Double], positions: [Vector3]) -> [Bool?] {
+        var out = [Bool?](repeating: nil, count: min(times.count, positions.count))
+        var lower = 0, upper = 0
+        for k in out.indices {
+            while lower < k && times[lower] < times[k] - 0.25 { lower += 1 }
+            if upper < k { upper = k }
+            while upper + 1 < out.count && times[upper + 1] <= times[k] + 0.25 { upper += 1 }
+            func fast(_ a: Int, _ b: Int) -> Bool? {
+                let span = times[b] - times[a]
+                return span >= 0.15 ? (positions[b] - positions[a]).length / span >= movingTruthSpeed : nil
+            }
+            let halves = [fast(lower, k), fast(k, upper)].compactMap { $0 }
+            out[k] = halves.isEmpty ? false : (halves.allSatisfy { $0 } ? true : (halves.contains(true) ? nil : false))
+        }
+        return out
+    }
     var crlbValues: [Double] = []
     var convergedErrors: [Double] = []
     var rawAngleErrors: [Double] = []
@@ -411,28 +435,12 @@ struct ObjectScorer {
         }
     }
 
-    /// The published `motion` scored against the truth (``MotionReportScore``). The truth's
-    /// speed is taken over the quarter second before each update and the quarter second
-    /// after it (each span at least 0.15 s; at the ends of the record, the one there is): the
-    /// truth moves where both are ``ObjectEvaluation/movingTruthSpeed`` or more, keeps still
-    /// where both are less, and is in transition — not scored — where they disagree, so that
-    /// a report made right at a start or a stop is neither right nor wrong, and a stop is
-    /// dated within a few hundredths of a second of when it happens.
+    /// The published `motion` scored against the truth (``MotionReportScore``), the truth's
+    /// motion at each update from ``ObjectEvaluation/truthMotion(times:positions:)``.
     static func motionScore(_ series: [(time: Double, truth: Vector3, reported: MotionActivityState?, converged: Bool)]) -> MotionReportScore {
         var score = MotionReportScore()
-        var lower = 0, upper = 0
-        for (k, u) in series.enumerated() {
-            while lower < k && series[lower].time < u.time - 0.25 { lower += 1 }
-            if upper < k { upper = k }
-            while upper + 1 < series.count && series[upper + 1].time <= u.time + 0.25 { upper += 1 }
-            func speed(_ a: Int, _ b: Int) -> Double? {
-                let span = series[b].time - series[a].time
-                return span >= 0.15 ? (series[b].truth - series[a].truth).length / span : nil
-            }
-            let halves = [speed(lower, k), speed(k, upper)].compactMap { $0 }.map { $0 >= ObjectEvaluation.movingTruthSpeed }
-            let moving: Bool? = halves.isEmpty ? false : (halves.allSatisfy { $0 } ? true : (halves.contains(true) ? nil : false))
-            score.add(truthMoving: moving, reported: u.reported, converged: u.converged, at: u.time)
-        }
+        let moving = ObjectEvaluation.truthMotion(times: series.map(\.time), positions: series.map(\.truth))
+        for (u, m) in zip(series, moving) { score.add(truthMoving: m, reported: u.reported, converged: u.converged, at: u.time) }
         score.finish()
         return score
     }
