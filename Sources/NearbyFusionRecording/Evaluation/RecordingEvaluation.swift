@@ -25,9 +25,9 @@ public struct ObjectEvaluation: Codable, Sendable {
     /// session's covariance stays honest, grows overconfident as ranges pile up, or forgets
     /// a well-located object as the device travels.
     public var meanNEESByMinute: [Double?]?
-    /// The mean NEES over the converged updates at which the object's truth was moving (its
-    /// timed `truth` moving at ``ObjectEvaluation/movingTruthSpeed`` or faster over the last
-    /// half second); `nil` unless some converged update was. A moving object's covariance is
+    /// The mean NEES over the converged updates at which the object's truth was moving
+    /// (``ObjectEvaluation/truthMotion(times:positions:)``; updates in transition count in
+    /// neither this mean nor the still one); `nil` unless some converged update was. A moving object's covariance is
     /// honest only if it is so while the object moves: a tag picked up is followed with its
     /// still model certain for the first ~0.7 s, and its NEES then (tens) is hidden in a
     /// run's mean by the seconds it lies still.
@@ -83,11 +83,13 @@ public struct ObjectEvaluation: Codable, Sendable {
     /// Per converged update with a NEES: seconds since the first convergence (per object, not
     /// pooled).
     var neesTimes: [Double] = []
-    /// Per converged update with a NEES: whether the truth was moving then.
-    var neesMoving: [Bool] = []
-    /// Truth moving at least this fast, m/s (over half a second), counts as moving: a
-    /// person's slowest walk is ~0.3 m/s, while the VIO's drift and noise move a still
-    /// object's truth in the app's frame by under 0.02 m/s.
+    /// Per converged update with a NEES: its index in ``motionSeries`` (whether the truth
+    /// was moving then is read at the end, ``truthMotion(times:positions:)``).
+    var neesUpdates: [Int] = []
+    /// Truth moving at least this fast, m/s, counts as moving: a person's slowest walk is
+    /// ~0.3 m/s, while the VIO's drift and noise move a still object's truth in the app's
+    /// frame by 5–12 mm from one line to the next (`truthMotion` takes the speed over a
+    /// quarter second each side of an update: under 0.1 m/s on every shipped still object).
     public static let movingTruthSpeed = 0.1
 
     /// Whether a truth sampled at `times` (seconds, ascending) was moving at each sample: its
@@ -289,32 +291,9 @@ struct ObjectScorer {
     var boundAllowsTime: Double?
     /// The latest truth (static, or timed at or before the update), world frame.
     var truth: Vector3?
-    /// The truth's mean speed, m/s, over the latest span of at least
-    /// ``speedBaselineSeconds`` between timed truth lines (`nil` for a static truth or before
-    /// one span), and the line that span starts from.
-    var truthSpeed: Double?
-    var speedAnchor: (time: Double, position: Vector3)?
-    /// Seconds: the truth the app sees carries the VIO's noise (5–12 mm between lines 0.1 s
-    /// apart in the simulator's recordings, 0.05–0.13 m/s for a tag that lies still), so the
-    /// speed is taken over half a second, where that noise is under 0.02 m/s.
-    static let speedBaselineSeconds = 0.5
-
-    /// Takes a `truth` line: `p` at `t` (nil: a static truth).
-    mutating func observeTruth(_ p: Vector3, at t: Double?) {
+    /// Takes a `truth` line: `p` (static, or timed at or before the next update).
+    mutating func observeTruth(_ p: Vector3) {
         truth = p
-        guard let t else {
-            truthSpeed = nil
-            speedAnchor = nil
-            return
-        }
-        guard let anchor = speedAnchor, t >= anchor.time else {
-            speedAnchor = (t, p)
-            return
-        }
-        if t - anchor.time >= Self.speedBaselineSeconds {
-            truthSpeed = (p - anchor.position).length / (t - anchor.time)
-            speedAnchor = (t, p)
-        }
     }
     /// Fisher information of every range and direction so far, at the truth.
     var fisher = Matrix3.zero
@@ -384,7 +363,7 @@ struct ObjectScorer {
             if let moments, let inverse = moments.covariance.inverse {
                 evaluation.neesValues.append(inverse.quadraticForm(moments.meanInWorld - p))
                 evaluation.neesTimes.append(m.timestamp - (evaluation.stability.firstConvergedAt ?? m.timestamp))
-                evaluation.neesMoving.append((truthSpeed ?? 0) >= ObjectEvaluation.movingTruthSpeed)
+                evaluation.neesUpdates.append(evaluation.motionSeries.count - 1)
             }
         }
     }
@@ -435,11 +414,11 @@ struct ObjectScorer {
         }
     }
 
-    /// The published `motion` scored against the truth (``MotionReportScore``), the truth's
-    /// motion at each update from ``ObjectEvaluation/truthMotion(times:positions:)``.
-    static func motionScore(_ series: [(time: Double, truth: Vector3, reported: MotionActivityState?, converged: Bool)]) -> MotionReportScore {
+    /// The published `motion` scored against the truth (``MotionReportScore``), given the
+    /// truth's motion at each update (``ObjectEvaluation/truthMotion(times:positions:)``).
+    static func motionScore(_ series: [(time: Double, truth: Vector3, reported: MotionActivityState?, converged: Bool)],
+                            truthMoving moving: [Bool?]) -> MotionReportScore {
         var score = MotionReportScore()
-        let moving = ObjectEvaluation.truthMotion(times: series.map(\.time), positions: series.map(\.truth))
         for (u, m) in zip(series, moving) { score.add(truthMoving: m, reported: u.reported, converged: u.converged, at: u.time) }
         score.finish()
         return score
@@ -453,11 +432,16 @@ struct ObjectScorer {
         r.finish()
         r.rangeError = RangeErrorSummary(evaluation.rangeErrorSeries)
         r.distanceError = DistanceErrorSummary(evaluation.distanceSeries, rawErrors: evaluation.rangeErrorSeries.map(\.error))
-        r.motionReport = MotionReportSummary(Self.motionScore(evaluation.motionSeries))
+        // One rule for whether the truth moves, for the motion score and the NEES split.
+        let truthMoving = ObjectEvaluation.truthMotion(times: evaluation.motionSeries.map(\.time),
+                                                       positions: evaluation.motionSeries.map(\.truth))
+        r.motionReport = MotionReportSummary(Self.motionScore(evaluation.motionSeries, truthMoving: truthMoving))
         r.meanNEESByMinute = Self.meansByMinute(values: evaluation.neesValues, seconds: evaluation.neesTimes)
-        if evaluation.neesMoving.contains(true) {
+        let neesMoving = evaluation.neesUpdates.map { truthMoving[$0] }
+        if neesMoving.contains(true) {
+            // Updates in transition (`nil`) count in neither mean.
             func mean(moving: Bool) -> Double? {
-                let v = zip(evaluation.neesValues, evaluation.neesMoving).filter { $0.1 == moving }.map(\.0)
+                let v = zip(evaluation.neesValues, neesMoving).filter { $0.1 == moving }.map(\.0)
                 return v.isEmpty ? nil : v.reduce(0, +) / Double(v.count)
             }
             r.meanNEESWhileMoving = mean(moving: true)
@@ -516,7 +500,7 @@ public struct RecordingEvaluator {
     public mutating func observe(_ step: RecordingReplay.Step) {
         switch step {
         case .pose(let p, _): pose = p
-        case .truth(let k, let t, let p): scorers[k].observeTruth(p, at: t)
+        case .truth(let k, _, let p): scorers[k].observeTruth(p)
         case .removed, .motionState: break
         case .uwb(let k, let m, let e, let moments):
             scorers[k].score(m, estimate: e, moments: moments, pose: pose, header: header, options: options)
