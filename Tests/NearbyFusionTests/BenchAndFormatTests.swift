@@ -84,7 +84,7 @@ struct BenchAndFormatTests {
         let script = "/usr/bin/script"
         guard FileManager.default.isExecutableFile(atPath: script) else { return }
         // A big enough file: the long-session scenario, made on demand.
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("progress-\(UUID().uuidString)")
+        let dir = Scratch.directory.appendingPathComponent("progress-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let recording = dir.appendingPathComponent("long.jsonl").path
         #expect(try CommandLineTests.run(["simulate", "--scenario", "long-session", "--seed", "1", "--output", recording]).status == 0)

@@ -81,7 +81,7 @@ struct CommandLineTests {
         let coach = try Self.run(["coach", "Datasets/coached-sweep.jsonl", "--expect", "Datasets/expectations/coached-sweep.expect",
                                   "--range-bias", "0"])
         #expect(coach.status == 0, "\(coach.stdout)")
-        let html = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID().uuidString).html").path
+        let html = Scratch.directory.appendingPathComponent("report-\(UUID().uuidString).html").path
         #expect(try Self.run(["report", "Datasets/distance-only.jsonl", "--output", html, "--range-bias", "0.1"]).status == 0)
         for bad in ["nan", "-0.5", "inf"] {
             let result = try Self.run(["evaluate", "Datasets/distance-only.jsonl", "--range-bias=\(bad)"])
@@ -106,7 +106,7 @@ struct CommandLineTests {
     }
 
     @Test func replayWritesTheEstimateStreamAndPrintsASummary() throws {
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("estimates-\(UUID().uuidString).jsonl").path
+        let output = Scratch.directory.appendingPathComponent("estimates-\(UUID().uuidString).jsonl").path
         let result = try Self.run(["replay", "Datasets/coached-sweep.jsonl", "--output", output])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("first converged   at"))
@@ -153,7 +153,7 @@ struct CommandLineTests {
     }
 
     @Test func aBadRecordingIsOneLineNamingFileLineAndKey() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID().uuidString).jsonl").path
+        let path = Scratch.directory.appendingPathComponent("bad-\(UUID().uuidString).jsonl").path
         let text = try String(contentsOfFile: Self.packageRoot.appendingPathComponent("Datasets/still-phone.jsonl").path, encoding: .utf8)
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         lines[5] = lines[5].replacingOccurrences(of: "\"orientation\":[", with: "\"orientation\":[0.5,")

@@ -11,9 +11,9 @@ import Glibc
 struct OutputSafetyTests {
     static let recording = "Datasets/still-phone.jsonl"
 
-    /// A fresh folder under the system's temporary directory.
+    /// A fresh folder in the tests' scratch folder (``Scratch``).
     static func folder() throws -> String {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("outputs-\(UUID().uuidString)")
+        let url = Scratch.directory.appendingPathComponent("outputs-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url.path
     }

@@ -7,7 +7,7 @@ import Testing
 @Suite("Recording format: round trips and validation")
 struct RecordingTests {
     static func temporaryFile(_ text: String, name: String = "recording.jsonl") throws -> String {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nearby-fusion-tests-\(UUID().uuidString)")
+        let dir = Scratch.directory.appendingPathComponent("nearby-fusion-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let url = dir.appendingPathComponent(name)
         try text.write(to: url, atomically: true, encoding: .utf8)

@@ -94,7 +94,7 @@ struct EncodingTests {
 
     /// The error reading `bytes` gives through the fast and the strict path (they must agree).
     static func errors(_ bytes: [UInt8]) throws -> (fast: String?, strict: String?) {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("encoding-\(UUID().uuidString).jsonl")
+        let url = Scratch.directory.appendingPathComponent("encoding-\(UUID().uuidString).jsonl")
         try Data(bytes).write(to: url)
         func read(_ fast: Bool) -> String? {
             do { _ = try RecordingReader.readAll(path: url.path, fastPath: fast); return nil } catch {

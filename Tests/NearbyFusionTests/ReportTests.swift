@@ -12,7 +12,7 @@ struct ReportTests {
         let names = try FileManager.default.contentsOfDirectory(atPath: DatasetTests.datasets.path).filter { $0.hasSuffix(".jsonl") }.sorted()
         #expect(names.count >= 18)
         for name in names {
-            let output = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID().uuidString).html").path
+            let output = Scratch.directory.appendingPathComponent("report-\(UUID().uuidString).html").path
             defer { try? FileManager.default.removeItem(atPath: output) }
             let result = try CommandLineTests.run(["report", "Datasets/\(name)", "--output", output])
             #expect(result.status == 0, "\(name): \(result.stderr)")
@@ -27,8 +27,8 @@ struct ReportTests {
     @Test func aRecordingOnStandardInputGetsItsEvaluationTableToo() throws {
         // The table is scored in the same pass as the figures: standard input, read once,
         // gets the same table as the file (it was left out, the input being gone by then).
-        let fromFile = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID().uuidString).html").path
-        let fromInput = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID().uuidString).html").path
+        let fromFile = Scratch.directory.appendingPathComponent("report-\(UUID().uuidString).html").path
+        let fromInput = Scratch.directory.appendingPathComponent("report-\(UUID().uuidString).html").path
         defer { try? FileManager.default.removeItem(atPath: fromFile); try? FileManager.default.removeItem(atPath: fromInput) }
         #expect(try CommandLineTests.run(["report", "Datasets/coached-sweep.jsonl", "--output", fromFile]).status == 0)
         let piped = try CommandLineTests.run(["report", "-", "--output", fromInput], standardInput: "Datasets/coached-sweep.jsonl")
@@ -53,7 +53,7 @@ struct ReportTests {
     /// The motion lanes: the published `motion` against the truth's motion — the picked-up
     /// tag's carry shows as `moving` in both, with the moment mid-carry it was said `stationary`.
     @Test func theReportDrawsThePublishedMotionAgainstTheTruth() throws {
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID().uuidString).html").path
+        let output = Scratch.directory.appendingPathComponent("report-\(UUID().uuidString).html").path
         let result = try CommandLineTests.run(["report", "Datasets/tag-picked-up.jsonl", "--output", output])
         #expect(result.status == 0, "\(result.stderr)")
         let html = try String(contentsOfFile: output, encoding: .utf8)
@@ -69,7 +69,7 @@ struct ReportTests {
     }
 
     @Test func reportIsSelfContainedWithThePromisedFigures() throws {
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID().uuidString).html").path
+        let output = Scratch.directory.appendingPathComponent("report-\(UUID().uuidString).html").path
         let result = try CommandLineTests.run(["report", "Datasets/two-tags.jsonl", "--output", output])
         #expect(result.status == 0, "\(result.stderr)")
         let html = try String(contentsOfFile: output, encoding: .utf8)

@@ -60,7 +60,7 @@ struct TrajectoryFormatTests {
     /// other text file a command reads whole (coaching expectations, simulation scripts):
     /// before, each was decoded lossily and the user saw a complaint about some U+FFFD.
     @Test func invalidUTF8InTextInputsIsNamedByLineAndColumn() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("utf8-\(UUID().uuidString)")
+        let dir = Scratch.directory.appendingPathComponent("utf8-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         func write(_ name: String, _ first: String, _ bad: [UInt8]) throws -> String {
@@ -101,7 +101,7 @@ struct TrajectoryFormatTests {
     }
 
     @Test func replayExportsEstimatesAndTruthAsTUM() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tum-\(UUID().uuidString)")
+        let dir = Scratch.directory.appendingPathComponent("tum-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let estimates = dir.appendingPathComponent("est.tum").path, truth = dir.appendingPathComponent("truth.tum").path
         let result = try CommandLineTests.run(["replay", "Datasets/coached-sweep.jsonl", "--tum", estimates, "--truth-tum", truth])
