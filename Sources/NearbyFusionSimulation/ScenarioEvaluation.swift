@@ -253,6 +253,39 @@ public struct ScenarioRun: Sendable {
                                  maximum: maximum)
     }
 
+    /// Every published `horizontalAngle`: its signed error (radians, wrapped), the
+    /// Cramér–Rao bound on the bearing at that update (radians; `nil` where it is not
+    /// computed) and whether the update was `converged`.
+    public var publishedAngles: [(error: Double, bound: Double?, converged: Bool)] {
+        updates.compactMap { u in
+            guard let a = u.estimate.horizontalAngle, let t = u.trueHorizontalAngle else { return nil }
+            return (Angle.wrapped(a - t), u.bearingBound, u.estimate.convergence?.status.isConverged == true)
+        }
+    }
+
+    /// `√(Σ e² / Σ b²)` over the published angles that have a bound: the angle RMSE as a
+    /// multiple of the Cramér–Rao bound's RMS; `nil` without a bound. Over several runs,
+    /// sum `e²` and `b²` across them (``angleSquaredSums``) instead of averaging ratios.
+    public var angleSquaredSums: (errors: Double, bounds: Double) {
+        publishedAngles.reduce(into: (errors: 0.0, bounds: 0.0)) { sums, angle in
+            sums.errors += angle.error * angle.error
+            if let b = angle.bound { sums.bounds += b * b }
+        }
+    }
+
+    /// The published distance's and the raw ranges' absolute errors against the true
+    /// distance, metres, per update that has one, with whether the object itself moved
+    /// then (``ObjectEvaluation/movingTruthSpeed`` or faster).
+    public var distanceErrors: (published: [(error: Double, moving: Bool)], raw: [(error: Double, moving: Bool)]) {
+        var published: [(error: Double, moving: Bool)] = [], raw: [(error: Double, moving: Bool)] = []
+        for u in updates {
+            let truth = u.trueDistanceVector.length, moving = u.trueVelocity.length >= ObjectEvaluation.movingTruthSpeed
+            if let d = u.estimate.distance { published.append((abs(d - truth), moving)) }
+            if let r = u.rawDistance { raw.append((abs(r - truth), moving)) }
+        }
+        return (published, raw)
+    }
+
     /// NEES `(p̂ − p)ᵀ P⁻¹ (p̂ − p)` of the last update.
     public var finalNEES: Double? {
         guard let u = updates.last, let m = u.moments, let inv = m.covariance.inverse else { return nil }

@@ -23,7 +23,10 @@ struct Accuracy: ParsableCommand {
         and against the exact posterior of the tag's position from its ranges (a grid, followed \
         to the end of the run, afresh after the tag moved: 0.2–1 s more per run), scores the \
         published distance against the raw ranges (throughout, and while the tag itself moves) \
-        with its lag, and sets the engine's mean NEES beside the posterior's own.
+        with its lag, and sets the engine's mean NEES beside the posterior's own. Under the \
+        tables, every target of the issues on moving objects (9) and Channel Sounding (15) that \
+        the scenarios run can judge, with what was measured and a verdict: met, missed, or not \
+        judged (the mean-NEES band and the rate of converged angles far off need 50 seeds).
         """)
 
     @Option(help: "Seeds per scenario.")
@@ -46,6 +49,7 @@ struct Accuracy: ParsableCommand {
         let options = engine.fusionOptions
         // Each scenario is simulated once per seed; its runs give its row in every table.
         var rows: [String] = [], motionRows: [String] = [], channelSoundingRows: [String] = []
+        var targets: [TargetCheck] = []
         let progress = Mutex((bar: ProgressBar(total: selected.count * seeds, minimumTotal: 2, items: "runs"), done: 0))
         for (name, make) in selected {
             let object = make(1).objects.first
@@ -63,6 +67,7 @@ struct Accuracy: ParsableCommand {
             rows.append(Self.accuracyRow(name, runs))
             if object?.moves == true { motionRows.append(Self.motionRow(name, runs)) }
             if object?.ranging == .bluetoothChannelSounding { channelSoundingRows.append(Self.channelSoundingRow(name, runs)) }
+            targets += IssueTargets.checks(for: make(1), runs: runs)
         }
         progress.withLock { $0.bar.finish() }
         print("| scenario | angle err median ° | angle err p95 ° | position err median m | position err p95 m | first converged median s | max s | never | worst angle err when converged ° | mean NEES |")
@@ -80,6 +85,20 @@ struct Accuracy: ParsableCommand {
             print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
             channelSoundingRows.forEach { print($0) }
         }
+        if !targets.isEmpty { print(""); print(Self.targetTable(targets)) }
+    }
+
+    /// The fourth table: each target of issues 9 and 15 that the scenarios run can judge,
+    /// with its verdict, and a count of the verdicts.
+    static func targetTable(_ targets: [TargetCheck]) -> String {
+        var lines = ["| issue | scenario | target | measured | verdict |", "| --- | --- | --- | --- | --- |"]
+        for t in targets { lines.append("| \(t.issue) | \(t.scenario) | \(t.target) | \(t.measured) | \(t.verdict.rawValue) |") }
+        let met = targets.filter { $0.verdict == .met }.count, missed = targets.filter { $0.verdict == .missed }.count
+        let notJudged = targets.count - met - missed
+        lines.append("")
+        lines.append("targets: \(met) met, \(missed) missed"
+            + (notJudged > 0 ? ", \(notJudged) not judged (they need --seeds \(IssueTargets.minimumSeeds) or more)" : ""))
+        return lines.joined(separator: "\n")
     }
 
     /// The first table's row: every scenario.
@@ -144,25 +163,18 @@ struct Accuracy: ParsableCommand {
                 firstAngles.append(first)
                 if let bound { delays.append(max(first - bound, 0)) }
             } else { never += 1 }
-            for u in run.updates {
-                let moving = u.trueVelocity.length >= ObjectEvaluation.movingTruthSpeed
-                if let d = u.estimate.distance {
-                    publishedDistance.append(abs(d - u.trueDistanceVector.length))
-                    if moving { publishedWhileMoving.append(abs(d - u.trueDistanceVector.length)) }
-                }
-                if let raw = u.rawDistance {
-                    rawDistance.append(abs(raw - u.trueDistanceVector.length))
-                    if moving { rawWhileMoving.append(abs(raw - u.trueDistanceVector.length)) }
-                }
-                if let w = u.estimate.worldTransform { positions.append((w.translation - u.truthInWorld).length) }
-                guard let a = u.estimate.horizontalAngle, let t = u.trueHorizontalAngle else { continue }
-                let e = Angle.wrapped(a - t)
-                squaredErrors += e * e
-                if let b = u.bearingBound { squaredBounds += b * b }
-                if u.estimate.convergence?.status.isConverged == true {
-                    converged += 1
-                    if abs(e) > Angle.radians(degrees: 20) { convergedFar += 1 }
-                }
+            let distances = run.distanceErrors
+            publishedDistance += distances.published.map(\.error)
+            publishedWhileMoving += distances.published.filter(\.moving).map(\.error)
+            rawDistance += distances.raw.map(\.error)
+            rawWhileMoving += distances.raw.filter(\.moving).map(\.error)
+            positions += run.positionErrors
+            let sums = run.angleSquaredSums
+            squaredErrors += sums.errors
+            squaredBounds += sums.bounds
+            for angle in run.publishedAngles where angle.converged {
+                converged += 1
+                if abs(angle.error) > Angle.radians(degrees: 20) { convergedFar += 1 }
             }
         }
         let ratio = squaredBounds > 0 ? (squaredErrors / squaredBounds).squareRoot() : nil

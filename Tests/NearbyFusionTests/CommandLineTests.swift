@@ -50,6 +50,11 @@ struct CommandLineTests {
         #expect(cells.count == 25 && Double(cells[23]) != nil && Double(cells[24]) != nil, "\(planar)")
         // A still tag has no error "while the tag moves".
         #expect(cells.count == 25 && cells[11] == "—" && cells[12] == "—", "\(planar)")
+        // The issues' targets under the tables: the planar sweeps never publish an angle more
+        // than 15° off; the NEES band is not judged on four runs.
+        #expect(rows.contains("| 15 | cs-planar-sweeps | no published angle more than 15° off | no angle published | met |"), "\(first.stdout)")
+        #expect(rows.contains { $0.hasPrefix("| 15 | cs-planar-sweeps | mean NEES over ≥ 50 seeds") && $0.hasSuffix("| not judged |") })
+        #expect(rows.last?.hasPrefix("targets: ") == true && rows.last?.contains("not judged (they need --seeds 50 or more)") == true)
         #expect(try Self.run(["accuracy", "--seeds", "0"]).status != 0)
         #expect(try Self.run(["accuracy", "--scenario", "no-such"]).stderr.contains("unknown scenario 'no-such'"))
         #expect(try Self.run(["accuracy", "--steady-walk=-1"]).stderr.contains("--steady-walk must be"))
