@@ -2,30 +2,6 @@ import Foundation
 import NearbyFusion
 import NearbyFusionRecording
 
-/// One measurable target of the issues on moving objects (9) and Bluetooth Channel
-/// Sounding (15), judged on a scenario's seeded runs: what `nearby-fusion accuracy` prints
-/// under its tables, so that each figure the issues ask for has a command that reproduces it
-/// and a verdict that does not depend on who reads the table.
-public struct TargetCheck: Sendable, Hashable {
-    public enum Verdict: String, Sendable, Hashable {
-        case met
-        case missed
-        /// The target asks for more seeds than were run (the consistency band and the
-        /// converged-far rate are defined over at least 50).
-        case notJudged = "not judged"
-    }
-
-    /// The issue's number.
-    public var issue: Int
-    /// The scenario it is judged on.
-    public var scenario: String
-    /// The target, in the issue's words (shortened).
-    public var target: String
-    /// What was measured, with the figures the verdict reads.
-    public var measured: String
-    public var verdict: Verdict
-}
-
 /// The targets of issues 9 and 15 that a simulated scenario can judge, and the χ² band
 /// they read. (Speed targets are measured by `Benchmarks/`; the real drone sessions' targets
 /// by `evaluate ../shared/datasets/ntu-viral/`.)
@@ -53,7 +29,7 @@ public enum IssueTargets {
         let name = scenario.name
         var checks: [TargetCheck] = []
         func check(_ issue: Int, _ target: String, _ measured: String, _ met: Bool?) {
-            checks.append(TargetCheck(issue: issue, scenario: name, target: target, measured: measured,
+            checks.append(TargetCheck(issue: issue, subject: name, target: target, measured: measured,
                                       verdict: met.map { $0 ? .met : .missed } ?? .notJudged))
         }
         let object = scenario.objects.first

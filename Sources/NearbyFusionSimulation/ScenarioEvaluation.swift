@@ -275,7 +275,7 @@ public struct ScenarioRun: Sendable {
 
     /// The published distance's and the raw ranges' absolute errors against the true
     /// distance, metres, per update that has one, with whether the object itself moved
-    /// then (``ObjectEvaluation/movingTruthSpeed`` or faster).
+    /// then (`ObjectEvaluation.movingTruthSpeed` of NearbyFusionRecording, or faster).
     public var distanceErrors: (published: [(error: Double, moving: Bool)], raw: [(error: Double, moving: Bool)]) {
         var published: [(error: Double, moving: Bool)] = [], raw: [(error: Double, moving: Bool)] = []
         for u in updates {

@@ -85,20 +85,11 @@ struct Accuracy: ParsableCommand {
             print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
             channelSoundingRows.forEach { print($0) }
         }
-        if !targets.isEmpty { print(""); print(Self.targetTable(targets)) }
-    }
-
-    /// The fourth table: each target of issues 9 and 15 that the scenarios run can judge,
-    /// with its verdict, and a count of the verdicts.
-    static func targetTable(_ targets: [TargetCheck]) -> String {
-        var lines = ["| issue | scenario | target | measured | verdict |", "| --- | --- | --- | --- | --- |"]
-        for t in targets { lines.append("| \(t.issue) | \(t.scenario) | \(t.target) | \(t.measured) | \(t.verdict.rawValue) |") }
-        let met = targets.filter { $0.verdict == .met }.count, missed = targets.filter { $0.verdict == .missed }.count
-        let notJudged = targets.count - met - missed
-        lines.append("")
-        lines.append("targets: \(met) met, \(missed) missed"
-            + (notJudged > 0 ? ", \(notJudged) not judged (they need --seeds \(IssueTargets.minimumSeeds) or more)" : ""))
-        return lines.joined(separator: "\n")
+        if !targets.isEmpty {
+            print("")
+            print(TargetCheck.table(targets, subjectHeader: "scenario",
+                                    notJudgedReason: "they need --seeds \(IssueTargets.minimumSeeds) or more"))
+        }
     }
 
     /// The first table's row: every scenario.

@@ -34,6 +34,9 @@ struct Evaluate: ParsableCommand {
     @Flag(help: "Print one JSON document instead of text (for a folder, with its mergeable `pool`).")
     var json = false
 
+    @Flag(help: "Also judge issue 9's targets for real distance-only sessions, per object: first convergence within 15 s of the bound allowing the angle, ≥ 90 % converged after it, angle error median ≤ 2° and p95 ≤ 6°, ≤ 1 status change a minute.")
+    var targets = false
+
     @Option(help: ArgumentHelp("Evaluate only shard K of N of a folder: the recordings whose index in path order is K − 1 modulo N. Merge the shards' --json documents with `merge`.", valueName: "K/N"))
     var shard: Shard?
 
@@ -51,6 +54,7 @@ struct Evaluate: ParsableCommand {
     func validate() throws {
         guard (recording == nil) != (paths == nil) else { throw ValidationError("give a recording or folder, or --paths FILE (not both)") }
         if shard != nil, recording == "-" { throw ValidationError("--shard applies to a folder of recordings") }
+        if targets && json { throw ValidationError("--targets prints a table: the --json document already has every figure it reads") }
     }
 
     func run() throws {
@@ -143,6 +147,7 @@ struct Evaluate: ParsableCommand {
                 print("                        \(row.padding(toLength: 24, withPad: " ", startingAt: 0))" + counts.joined())
             }
         }
+        if targets { print(""); Self.printTargets([report]) }
     }
 
     static func printStatistics(_ title: String, _ s: ErrorStatistics?) {
@@ -215,6 +220,7 @@ struct Evaluate: ParsableCommand {
         }
         Self.printTable(rows + [total])
         for s in skipped { print("skipped (no truth): \(s)") }
+        if targets { print(""); Self.printTargets(reports) }
         try Self.failIfAny(failed, of: files.count)
     }
 
@@ -239,6 +245,15 @@ struct Evaluate: ParsableCommand {
             print("| \(r.object == "total" ? "total" : name) — raw UWB direction | \(r.updates) | \(f(r.rawHorizontalAngleErrorDegrees?.median, "%.2f")) | "
                 + "\(f(r.rawHorizontalAngleErrorDegrees?.p95, "%.2f")) | — | — | — | \(f(r.rawDirectionAvailability.map { $0 * 100 }, "%.0f%%")) | — | — | — | — | — | — | — | — | — |")
         }
+    }
+
+    /// Issue 9's targets for real distance-only sessions (``RealSessionTargets``), one row
+    /// per target and object.
+    static func printTargets(_ reports: [RecordingEvaluationReport]) {
+        let checks = reports.flatMap { report in
+            report.objects.flatMap { RealSessionTargets.checks(for: $0, subject: "\((report.recording as NSString).lastPathComponent) \($0.object)") }
+        }
+        print(TargetCheck.table(checks, subjectHeader: "recording, object", notJudgedReason: "the bound never allows the angle"))
     }
 
     /// Lists the recordings that could not be evaluated on standard error and exits 1.
