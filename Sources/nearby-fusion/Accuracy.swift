@@ -37,6 +37,18 @@ struct Accuracy: ParsableCommand {
 
     @OptionGroup var engine: EngineOptions
 
+    @Flag(help: "Print one JSON document instead of the tables: each table's rows with their figures as numbers (null where the table shows —, {count, of} for k/n), and the targets.")
+    var json = false
+
+    /// What `--json` prints: the three tables' rows and the targets.
+    struct Document: Encodable {
+        var seeds: Int
+        var scenarios: [TableRow]
+        var movingObjects: [TableRow]
+        var channelSounding: [TableRow]
+        var targets: [TargetCheck]
+    }
+
     func validate() throws {
         guard seeds >= 1 else { throw ValidationError("--seeds must be at least 1") }
         for name in scenario where !ScenarioCatalogue.all.contains(where: { $0.name == name }) {
@@ -48,7 +60,7 @@ struct Accuracy: ParsableCommand {
         let selected = ScenarioCatalogue.all.filter { scenario.isEmpty || scenario.contains($0.name) }
         let options = engine.fusionOptions
         // Each scenario is simulated once per seed; its runs give its row in every table.
-        var rows: [String] = [], motionRows: [String] = [], channelSoundingRows: [String] = []
+        var rows: [TableRow] = [], motionRows: [TableRow] = [], channelSoundingRows: [TableRow] = []
         var targets: [TargetCheck] = []
         let progress = Mutex((bar: ProgressBar(total: selected.count * seeds, minimumTotal: 2, items: "runs"), done: 0))
         for (name, make) in selected {
@@ -70,20 +82,25 @@ struct Accuracy: ParsableCommand {
             targets += IssueTargets.checks(for: make(1), runs: runs)
         }
         progress.withLock { $0.bar.finish() }
+        if json {
+            print(try Evaluate.encode(Document(seeds: seeds, scenarios: rows, movingObjects: motionRows,
+                                               channelSounding: channelSoundingRows, targets: targets)))
+            return
+        }
         print("| scenario | angle err median ° | angle err p95 ° | position err median m | position err p95 m | first converged median s | max s | never | worst angle err when converged ° | mean NEES |")
         print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-        rows.forEach { print($0) }
+        rows.forEach { print($0.markdown) }
         if !motionRows.isEmpty {
             print("")
             print("| moving object | first horizontalAngle median s | max s | 'moving' reported after start of motion median s | max s | never | worldTransform > 50 cm off for, longest median s | max s | velocity err median m/s | converged ↔ not after first, changes/min median | max | `motion` right while it moves | while still | 'stationary' while it moves, runs | 'stationary' after a stop median s | max s | stops missed |")
             print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-            motionRows.forEach { print($0) }
+            motionRows.forEach { print($0.markdown) }
         }
         if !channelSoundingRows.isEmpty {
             print("")
             print("| Channel Sounding | bound allows 10° at, median s | first horizontalAngle median s | angle later than the bound, median s | max s | never an angle | angle RMSE / bound | converged > 20° off | worldTransform err median m | distance err median m: raw | published | while the tag moves: raw | published | published distance lag median s | max s | posterior allows 10° at, median s | max s | angle later than the posterior, median s | max s | runs: posterior never allows 10° | runs: posterior within 3 s of the bound | runs: angle within 3 s of the bound | of the posterior | mean NEES: engine | exact posterior |")
             print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-            channelSoundingRows.forEach { print($0) }
+            channelSoundingRows.forEach { print($0.markdown) }
         }
         if !targets.isEmpty {
             print("")
@@ -93,10 +110,7 @@ struct Accuracy: ParsableCommand {
     }
 
     /// The first table's row: every scenario.
-    static func accuracyRow(_ name: String, _ runs: [ScenarioRun]) -> String {
-        func degrees(_ x: Double?) -> String { x.map { String(format: "%.2f", Angle.degrees(radians: $0)) } ?? "—" }
-        func metres(_ x: Double?) -> String { x.map { String(format: "%.3f", $0) } ?? "—" }
-        func seconds(_ x: Double?) -> String { x.map { String(format: "%.1f", $0) } ?? "—" }
+    static func accuracyRow(_ name: String, _ runs: [ScenarioRun]) -> TableRow {
         var angleErrors: [Double] = [], positionErrors: [Double] = [], converged: [Double] = [], nees: [Double] = []
         var never = 0
         var worst = 0.0
@@ -107,16 +121,23 @@ struct Accuracy: ParsableCommand {
             worst = max(worst, run.worstConvergedAngleError)
             if let n = run.finalNEES { nees.append(n) }
         }
-        let meanNEES = Statistics.mean(nees).map { String(format: "%.2f", $0) } ?? "—"
-        return "| \(name) | \(degrees(Statistics.quantile(angleErrors, 0.5))) | \(degrees(Statistics.quantile(angleErrors, 0.95))) | "
-            + "\(metres(Statistics.quantile(positionErrors, 0.5))) | \(metres(Statistics.quantile(positionErrors, 0.95))) | "
-            + "\(seconds(Statistics.quantile(converged, 0.5))) | \(seconds(converged.max())) | \(never)/\(runs.count) | "
-            + "\(converged.isEmpty ? "—" : degrees(worst)) | \(meanNEES) |"
+        func degrees(_ x: Double?) -> Cell { .figure(x.map { Angle.degrees(radians: $0) }, digits: 2) }
+        return TableRow(name: name, cells: [
+            ("angleErrorMedianDegrees", degrees(Statistics.quantile(angleErrors, 0.5))),
+            ("angleErrorP95Degrees", degrees(Statistics.quantile(angleErrors, 0.95))),
+            ("positionErrorMedianMetres", .figure(Statistics.quantile(positionErrors, 0.5), digits: 3)),
+            ("positionErrorP95Metres", .figure(Statistics.quantile(positionErrors, 0.95), digits: 3)),
+            ("firstConvergedMedianSeconds", .figure(Statistics.quantile(converged, 0.5), digits: 1)),
+            ("firstConvergedMaxSeconds", .figure(converged.max(), digits: 1)),
+            ("runsNeverConverged", .fraction(never, of: runs.count)),
+            ("worstConvergedAngleErrorDegrees", degrees(converged.isEmpty ? nil : worst)),
+            ("meanNEES", .figure(Statistics.mean(nees), digits: 2)),
+        ])
     }
 
     /// The third table's row: a Bluetooth Channel Sounding accessory (distance only).
-    static func channelSoundingRow(_ name: String, _ runs: [ScenarioRun]) -> String {
-        func format(_ x: Double?, _ digits: Int = 1) -> String { x.map { String(format: "%.\(digits)f", $0) } ?? "—" }
+    static func channelSoundingRow(_ name: String, _ runs: [ScenarioRun]) -> TableRow {
+        func format(_ x: Double?, _ digits: Int = 1) -> Cell { .figure(x, digits: digits) }
         var boundTimes: [Double] = [], firstAngles: [Double] = [], delays: [Double] = []
         var squaredErrors = 0.0, squaredBounds = 0.0, converged = 0, convergedFar = 0, never = 0
         var positions: [Double] = [], rawDistance: [Double] = [], publishedDistance: [Double] = [], lags: [Double] = []
@@ -169,23 +190,38 @@ struct Accuracy: ParsableCommand {
             }
         }
         let ratio = squaredBounds > 0 ? (squaredErrors / squaredBounds).squareRoot() : nil
-        return "| \(name) | \(format(Statistics.quantile(boundTimes, 0.5))) | \(format(Statistics.quantile(firstAngles, 0.5))) | "
-            + "\(format(Statistics.quantile(delays, 0.5))) | \(format(delays.max())) | \(never)/\(runs.count) | \(format(ratio, 2)) | "
-            + "\(convergedFar)/\(converged) | \(format(Statistics.quantile(positions, 0.5), 3)) | "
-            + "\(format(Statistics.quantile(rawDistance, 0.5), 3)) | \(format(Statistics.quantile(publishedDistance, 0.5), 3)) | "
-            + "\(format(Statistics.quantile(rawWhileMoving, 0.5), 3)) | \(format(Statistics.quantile(publishedWhileMoving, 0.5), 3)) | "
-            + "\(format(Statistics.quantile(lags, 0.5), 2)) | \(format(lags.max(), 2)) | "
-            + "\(format(Statistics.quantile(posteriorTimes, 0.5))) | \(format(posteriorTimes.max())) | "
-            + "\(format(Statistics.quantile(posteriorDelays, 0.5))) | \(format(posteriorDelays.max())) | \(posteriorNever)/\(runs.count) | "
-            + "\(posteriorOnTimeForBound)/\(boundAllowed) | \(onTimeForBound)/\(boundAllowed) | \(onTimeForPosterior)/\(runs.count - posteriorNever) | "
-            + "\(format(Statistics.mean(engineNEES), 2)) | \(format(Statistics.mean(posteriorNEES), 2)) |"
+        return TableRow(name: name, cells: [
+            ("boundAllows10DegreesMedianSeconds", format(Statistics.quantile(boundTimes, 0.5))),
+            ("firstAngleMedianSeconds", format(Statistics.quantile(firstAngles, 0.5))),
+            ("angleLaterThanBoundMedianSeconds", format(Statistics.quantile(delays, 0.5))),
+            ("angleLaterThanBoundMaxSeconds", format(delays.max())),
+            ("runsWithoutAngle", .fraction(never, of: runs.count)),
+            ("angleRMSEOverBound", format(ratio, 2)),
+            ("convergedBeyond20Degrees", .fraction(convergedFar, of: converged)),
+            ("worldTransformErrorMedianMetres", format(Statistics.quantile(positions, 0.5), 3)),
+            ("rawDistanceErrorMedianMetres", format(Statistics.quantile(rawDistance, 0.5), 3)),
+            ("publishedDistanceErrorMedianMetres", format(Statistics.quantile(publishedDistance, 0.5), 3)),
+            ("rawDistanceErrorWhileMovingMedianMetres", format(Statistics.quantile(rawWhileMoving, 0.5), 3)),
+            ("publishedDistanceErrorWhileMovingMedianMetres", format(Statistics.quantile(publishedWhileMoving, 0.5), 3)),
+            ("publishedDistanceLagMedianSeconds", format(Statistics.quantile(lags, 0.5), 2)),
+            ("publishedDistanceLagMaxSeconds", format(lags.max(), 2)),
+            ("posteriorAllows10DegreesMedianSeconds", format(Statistics.quantile(posteriorTimes, 0.5))),
+            ("posteriorAllows10DegreesMaxSeconds", format(posteriorTimes.max())),
+            ("angleLaterThanPosteriorMedianSeconds", format(Statistics.quantile(posteriorDelays, 0.5))),
+            ("angleLaterThanPosteriorMaxSeconds", format(posteriorDelays.max())),
+            ("runsPosteriorNeverAllows10Degrees", .fraction(posteriorNever, of: runs.count)),
+            ("runsPosteriorWithin3SecondsOfBound", .fraction(posteriorOnTimeForBound, of: boundAllowed)),
+            ("runsAngleWithin3SecondsOfBound", .fraction(onTimeForBound, of: boundAllowed)),
+            ("runsAngleWithin3SecondsOfPosterior", .fraction(onTimeForPosterior, of: runs.count - posteriorNever)),
+            ("meanNEES", format(Statistics.mean(engineNEES), 2)),
+            ("posteriorMeanNEES", format(Statistics.mean(posteriorNEES), 2)),
+        ])
     }
 
-
     /// The second table's row: a scenario whose object moves (peers that walk, a tag picked up).
-    static func motionRow(_ name: String, _ runs: [ScenarioRun]) -> String {
-        func seconds(_ x: Double?) -> String { x.map { String(format: "%.1f", $0) } ?? "—" }
-        func share(_ x: Double?) -> String { x.map { String(format: "%.2f", $0) } ?? "—" }
+    static func motionRow(_ name: String, _ runs: [ScenarioRun]) -> TableRow {
+        func seconds(_ x: Double?) -> Cell { .figure(x, digits: 1) }
+        func share(_ x: Double?) -> Cell { .figure(x, digits: 2) }
         var firstAngle: [Double] = [], reported: [Double] = [], stale: [Double] = [], velocityErrors: [Double] = []
         var changes: [Double] = []
         var started = 0
@@ -203,15 +239,69 @@ struct Accuracy: ParsableCommand {
             if let c = run.convergenceChangesPerMinute { changes.append(c) }
             velocityErrors += run.updates.compactMap { u in u.estimate.velocity.map { ($0 - u.trueVelocity).length } }
         }
-        return "| \(name) | \(seconds(Statistics.quantile(firstAngle, 0.5))) | \(seconds(firstAngle.max())) | "
-            + "\(seconds(Statistics.quantile(reported, 0.5))) | \(seconds(reported.max())) | "
-            + "\(started == 0 ? "—" : "\(started - reported.count)/\(started)") | "
-            + "\(seconds(Statistics.quantile(stale, 0.5))) | \(seconds(stale.max())) | "
-            + "\(velocityErrors.isEmpty ? "—" : String(format: "%.2f", Statistics.quantile(velocityErrors, 0.5)!)) | "
-            + "\(seconds(Statistics.quantile(changes, 0.5))) | \(seconds(changes.max())) | "
-            + "\(share(motionScore.movingShare)) | \(share(motionScore.stationaryShare)) | "
-            + "\(motionScore.movingUpdates == 0 ? "—" : "\(runsSaidStationaryWhileMoving)/\(runs.count)") | "
-            + "\(seconds(Statistics.quantile(motionScore.stationaryLags, 0.5))) | \(seconds(motionScore.stationaryLags.max())) | "
-            + "\(motionScore.stops == 0 ? "—" : "\(motionScore.missedStops)/\(motionScore.stops)") |"
+        return TableRow(name: name, cells: [
+            ("firstAngleMedianSeconds", seconds(Statistics.quantile(firstAngle, 0.5))),
+            ("firstAngleMaxSeconds", seconds(firstAngle.max())),
+            ("movingReportedAfterStartMedianSeconds", seconds(Statistics.quantile(reported, 0.5))),
+            ("movingReportedAfterStartMaxSeconds", seconds(reported.max())),
+            ("runsNeverReportedMoving", started == 0 ? .none : .fraction(started - reported.count, of: started)),
+            ("staleWorldTransformLongestMedianSeconds", seconds(Statistics.quantile(stale, 0.5))),
+            ("staleWorldTransformLongestMaxSeconds", seconds(stale.max())),
+            ("velocityErrorMedianMetresPerSecond", .figure(Statistics.quantile(velocityErrors, 0.5), digits: 2)),
+            ("convergenceChangesPerMinuteMedian", seconds(Statistics.quantile(changes, 0.5))),
+            ("convergenceChangesPerMinuteMax", seconds(changes.max())),
+            ("motionMovingShare", share(motionScore.movingShare)),
+            ("motionStationaryShare", share(motionScore.stationaryShare)),
+            ("runsSaidStationaryWhileMoving", motionScore.movingUpdates == 0 ? .none : .fraction(runsSaidStationaryWhileMoving, of: runs.count)),
+            ("stationaryAfterStopMedianSeconds", seconds(Statistics.quantile(motionScore.stationaryLags, 0.5))),
+            ("stationaryAfterStopMaxSeconds", seconds(motionScore.stationaryLags.max())),
+            ("stopsMissed", motionScore.stops == 0 ? .none : .fraction(motionScore.missedStops, of: motionScore.stops)),
+        ])
+    }
+}
+
+/// One cell of an accuracy table: a figure (`—` when there is none; `null` in JSON), or a
+/// count out of a total (`k/n`; `{"count": k, "of": n}`), or nothing that applies.
+enum Cell: Encodable {
+    case figure(Double?, digits: Int)
+    case fraction(Int, of: Int)
+    case none
+
+    var markdown: String {
+        switch self {
+        case .figure(let x?, let digits): return String(format: "%.\(digits)f", x)
+        case .figure(nil, _), .none: return "—"
+        case .fraction(let k, let n): return "\(k)/\(n)"
+        }
+    }
+
+    func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .figure(let x?, _): try container.encode(x)
+        case .figure(nil, _), .none: try container.encodeNil()
+        case .fraction(let k, let n): try container.encode(["count": k, "of": n])
+        }
+    }
+}
+
+/// A row of an accuracy table: the scenario and its named cells, in column order.
+struct TableRow: Encodable {
+    var name: String
+    var cells: [(key: String, cell: Cell)]
+
+    var markdown: String { "| \(name) | " + cells.map(\.cell.markdown).joined(separator: " | ") + " |" }
+
+    struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(name, forKey: Key(stringValue: "scenario"))
+        for (key, cell) in cells { try container.encode(cell, forKey: Key(stringValue: key)) }
     }
 }

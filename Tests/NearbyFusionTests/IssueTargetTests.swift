@@ -118,3 +118,42 @@ struct RealSessionTargetTests {
         #expect(try CommandLineTests.run(["evaluate", "Datasets/distance-only.jsonl", "--targets", "--json"]).status == 64)
     }
 }
+
+/// `accuracy --json`: the same figures as the tables, as numbers.
+@Suite("accuracy as JSON")
+struct AccuracyJSONTests {
+    @Test func theJSONCarriesTheTablesFiguresAndTheTargets() throws {
+        let arguments = ["accuracy", "--seeds", "3", "--scenario", "still-peer", "--scenario", "tag-picked-up", "--scenario", "cs-planar-sweeps"]
+        let text = try CommandLineTests.run(arguments), json = try CommandLineTests.run(arguments + ["--json"])
+        #expect(text.status == 0 && json.status == 0, "\(json.stderr)")
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(document["seeds"] as? Int == 3)
+        let scenarios = try #require(document["scenarios"] as? [[String: Any]])
+        #expect(scenarios.map { $0["scenario"] as? String } == ["still-peer", "tag-picked-up", "cs-planar-sweeps"])
+        // Every cell of the first table's rows, formatted as the table does, is the table's cell.
+        let keys = ["angleErrorMedianDegrees", "angleErrorP95Degrees", "positionErrorMedianMetres", "positionErrorP95Metres",
+                    "firstConvergedMedianSeconds", "firstConvergedMaxSeconds", "runsNeverConverged", "worstConvergedAngleErrorDegrees", "meanNEES"]
+        let digits = [2, 2, 3, 3, 1, 1, 0, 2, 2]
+        let lines = text.stdout.split(separator: "\n").map(String.init)
+        for row in scenarios {
+            let name = try #require(row["scenario"] as? String)
+            let line = try #require(lines.first { $0.hasPrefix("| \(name) |") })
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }.dropFirst()
+            let fromJSON = zip(keys, digits).map { key, d -> String in
+                if let x = row[key] as? Double, !(row[key] is [String: Any]) { return String(format: "%.\(d)f", x) }
+                if let f = row[key] as? [String: Int], let k = f["count"], let n = f["of"] { return "\(k)/\(n)" }
+                return "—"
+            }
+            #expect(Array(cells) == fromJSON, "\(name)")
+        }
+        #expect((document["movingObjects"] as? [[String: Any]])?.map { $0["scenario"] as? String } == ["tag-picked-up"])
+        let planar = try #require((document["channelSounding"] as? [[String: Any]])?.first)
+        #expect(planar["runsPosteriorNeverAllows10Degrees"] as? [String: Int] == ["count": 3, "of": 3])
+        #expect(planar["angleRMSEOverBound"] is NSNull)
+        // The targets: as many as the table's rows, with the same verdicts.
+        let targets = try #require(document["targets"] as? [[String: Any]])
+        let tableTargets = lines.filter { $0.hasPrefix("| 9 |") || $0.hasPrefix("| 15 |") }
+        #expect(targets.count == tableTargets.count && !targets.isEmpty)
+        #expect(zip(targets, tableTargets).allSatisfy { t, line in line.hasSuffix("| \(t["verdict"] as? String ?? "?") |") })
+    }
+}

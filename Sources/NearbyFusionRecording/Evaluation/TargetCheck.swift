@@ -6,8 +6,8 @@ import Foundation
 /// the real distance-only sessions' (``RealSessionTargets``), so that each figure the issues
 /// ask for has a command that reproduces it and a verdict that does not depend on who
 /// reads the table.
-public struct TargetCheck: Sendable, Hashable {
-    public enum Verdict: String, Sendable, Hashable {
+public struct TargetCheck: Codable, Sendable, Hashable {
+    public enum Verdict: String, Codable, Sendable, Hashable {
         case met
         case missed
         /// The measurement cannot decide: the target asks for more seeds than were run (the
