@@ -94,4 +94,28 @@ struct MotionReportTests {
             #expect((unhinted.movingShare ?? 0) > 0.5 && (unhinted.stationaryShare ?? 0) > 0.9, "seed \(seed)")
         }
     }
+
+    /// `stationary` is said only once the still mode holds 95 %
+    /// (`FusionOptions.stationaryDecisionProbability`; `moving` at 80 %): the shipped picked-up
+    /// tag is never said to lie still while carried (at 80 % it was, at 12.91 s), the walking
+    /// friend of 6 seeds is said `moving` on more of its updates, and nothing else changes —
+    /// the estimates, their covariances and the status are the same at both thresholds.
+    @Test func stationaryIsSaidOnlyWhenTheStillModeIsLikely() throws {
+        let path = EvaluationCommandTests.datasets.appendingPathComponent("tag-picked-up.jsonl").path
+        var eager = FusionOptions()
+        eager.stationaryDecisionProbability = 0.8
+        let now = try #require(try RecordingEvaluation.evaluate(path: path).objects.first?.motionReport)
+        let before = try #require(try RecordingEvaluation.evaluate(path: path, options: eager).objects.first?.motionReport)
+        #expect(now.stationaryWhileMoving == 0 && before.stationaryWhileMoving == 1, "\(now) \(before)")
+        var shareNow = MotionReportScore(), shareBefore = MotionReportScore()
+        for seed in 1...6 {
+            let a = ScenarioRun(ScenarioCatalogue.walkingPeer(seed: UInt64(seed)))
+            let b = ScenarioRun(ScenarioCatalogue.walkingPeer(seed: UInt64(seed)), options: eager)
+            shareNow.merge(a.motionReportScore)
+            shareBefore.merge(b.motionReportScore)
+            #expect(a.positionErrors == b.positionErrors && a.finalNEES == b.finalNEES && a.horizontalAngleErrors == b.horizontalAngleErrors)
+            #expect(a.updates.map { $0.estimate.convergence } == b.updates.map { $0.estimate.convergence })
+        }
+        #expect((shareNow.movingShare ?? 0) > (shareBefore.movingShare ?? 1) + 0.1, "\(shareNow.movingShare ?? -1) \(shareBefore.movingShare ?? -1)")
+    }
 }

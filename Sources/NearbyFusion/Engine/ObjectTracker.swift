@@ -202,10 +202,11 @@ struct ObjectTracker: Sendable {
     var mayMove: Bool { motionHint == .moving || (kind == .peer && motionHint != .stationary) }
 
     /// The estimated motion after this update: the app's hint when it gave one; otherwise,
-    /// while tracking, the IMM's mode once its probability passes
-    /// ``FusionOptions/motionDecisionProbability``, held (hysteresis) until the other mode
-    /// passes it in turn, so that a slow walker whose mode probability wanders does not flip
-    /// the report and the coaching with it.
+    /// while tracking, `moving` once the IMM's moving probability reaches
+    /// ``FusionOptions/motionDecisionProbability`` and `stationary` once its still mode's
+    /// reaches ``FusionOptions/stationaryDecisionProbability``, each held (hysteresis) until
+    /// the other is reached, so that a slow walker whose mode probability wanders does not
+    /// flip the report and the coaching with it; `unknown` before either.
     mutating func decideMotion(_ options: FusionOptions) -> MotionActivityState {
         if motionHint != .unknown { return motionHint }
         guard phase == .tracking else {
@@ -213,7 +214,7 @@ struct ObjectTracker: Sendable {
             return .unknown
         }
         if motion.movingProbability >= options.motionDecisionProbability { reportedMotion = .moving }
-        else if 1 - motion.movingProbability >= options.motionDecisionProbability { reportedMotion = .stationary }
+        else if 1 - motion.movingProbability >= options.stationaryDecisionProbability { reportedMotion = .stationary }
         return reportedMotion
     }
 }
