@@ -214,11 +214,14 @@ public struct FusionOptions: Sendable, Hashable {
     /// IMM's combination (the other mode's share is then below 1 %).
     public var modeCertainty: Double = 0.99
 
-    /// Systematic VIO drift as a fraction of the distance travelled (ARKit drifts by a
-    /// fraction of a percent of the path). Over an acquisition window of path length `L`
-    /// a fixed point's estimate is off by about half the drift accumulated, so the batch adds
-    /// `(f·L/2)² I` to each refined covariance (not for an object that may move: its batch's
-    /// velocity absorbs a steady drift).
+    /// Systematic VIO drift as a fraction of the distance travelled: 0.5 %, the simulator's
+    /// figure (published measurements suggest ARKit may drift more: Kim et al., *Sensors*
+    /// 22(24):9873, 2022, a relative pose error of ~2 cm/s; and the tracked estimate's
+    /// ``driftVariancePerMetre`` allows about 1.3 % on the coached paths — the two are not yet
+    /// one model, see the README's accuracy section). Over an acquisition window of path
+    /// length `L` a fixed point's estimate is off by about half the drift accumulated, so the
+    /// batch adds `(f·L/2)² I` to each refined covariance (not for an object that may move:
+    /// its batch's velocity absorbs a steady drift).
     public var vioDriftFraction: Double = 0.005
 
     // MARK: Multi-hypothesis initialisation
