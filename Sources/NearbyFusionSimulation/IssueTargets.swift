@@ -4,7 +4,7 @@ import NearbyFusionRecording
 
 /// The targets of issues 9 and 15 that a simulated scenario can judge, and the χ² band
 /// they read. (Speed targets are measured by `Benchmarks/`; the real drone sessions' targets
-/// by `evaluate ../shared/datasets/ntu-viral/`.)
+/// by `evaluate ../shared/datasets/ntu-viral/ --targets`, `RealSessionTargets` in NearbyFusionRecording.)
 public enum IssueTargets {
     /// The fewest runs over which the issues judge a mean NEES or a rate of converged
     /// updates far off ("over ≥ 50 seeds").
@@ -78,13 +78,8 @@ public enum IssueTargets {
                   nees.count >= minimumSeeds ? mean.map { band.contains($0) } ?? false : nil)
         }
         if coachedChannelSounding.contains(name) {
-            var allowed = 0, onTime = 0, posteriorOnTime = 0
-            for run in runs {
-                guard let bound = run.boundAllows(degrees: 10) else { continue }
-                allowed += 1
-                if let first = run.firstAngleTime, first - bound <= 3 { onTime += 1 }
-                if let posterior = run.posteriorAllows(degrees: 10), posterior - bound <= 3 { posteriorOnTime += 1 }
-            }
+            let timing = runs.compactMap { $0.onTimeForBound(degrees: 10, within: 3) }
+            let allowed = timing.count, onTime = timing.filter(\.angle).count, posteriorOnTime = timing.filter(\.posterior).count
             check(15, "first horizontalAngle within 3 s of the bound's 10°",
                   "\(onTime)/\(allowed) runs (the exact posterior: \(posteriorOnTime)/\(allowed))", allowed > 0 && onTime == allowed)
             let sums = runs.reduce((errors: 0.0, bounds: 0.0)) { ($0.errors + $1.angleSquaredSums.errors, $0.bounds + $1.angleSquaredSums.bounds) }

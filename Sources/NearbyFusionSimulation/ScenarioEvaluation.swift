@@ -217,6 +217,17 @@ public struct ScenarioRun: Sendable {
         updates.first { $0.posteriorBearing.map { $0 <= Angle.radians(degrees: degrees) } == true }?.estimate.timestamp
     }
 
+    /// Against the Cramér–Rao bound's moment for `degrees` (``boundAllows(degrees:)``):
+    /// whether the first angle, and whether the exact posterior's own moment
+    /// (``posteriorAllows(degrees:)``), come within `seconds` of it; `nil` when the bound
+    /// never allows that angle in the run.
+    public func onTimeForBound(degrees: Double, within seconds: Double) -> (angle: Bool, posterior: Bool)? {
+        guard let bound = boundAllows(degrees: degrees) else { return nil }
+        let angle = firstAngleTime.map { $0 - bound <= seconds } ?? false
+        let posterior = posteriorAllows(degrees: degrees).map { $0 - bound <= seconds } ?? false
+        return (angle, posterior)
+    }
+
     /// Time of the first published `horizontalAngle`, seconds.
     public var firstAngleTime: Double? { updates.first { $0.estimate.horizontalAngle != nil }?.estimate.timestamp }
 

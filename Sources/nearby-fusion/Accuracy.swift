@@ -164,10 +164,10 @@ struct Accuracy: ParsableCommand {
                 posteriorDelays.append(max(first - allowed, 0))
                 if let angle = run.firstAngleTime, angle - allowed <= 3 { onTimeForPosterior += 1 }
             } else { posteriorNever += 1 }
-            if let allowed = run.boundAllows(degrees: 10) {
+            if let onTime = run.onTimeForBound(degrees: 10, within: 3) {
                 boundAllowed += 1
-                if let angle = run.firstAngleTime, angle - allowed <= 3 { onTimeForBound += 1 }
-                if let posterior = run.posteriorAllows(degrees: 10), posterior - allowed <= 3 { posteriorOnTimeForBound += 1 }
+                if onTime.angle { onTimeForBound += 1 }
+                if onTime.posterior { posteriorOnTimeForBound += 1 }
             }
             let bound = run.boundAllows(degrees: 10)
             if let bound { boundTimes.append(bound) }
