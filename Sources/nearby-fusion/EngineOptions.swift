@@ -12,6 +12,9 @@ struct EngineOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The horizontal acceleration intensity, m²/s³, of a third motion model for objects that move: a steady walk, beside the still and the manoeuvring ones (0.1 suits people walking). 0 (the default) leaves it out. See FusionOptions.steadyAccelerationIntensity.", valueName: "M2/S3"))
     var steadyWalk = 0.0
 
+    @Flag(help: "Consider the VIO's systematic drift through the acquisition's geometry instead of as a translation (off by default: more honest distance-only estimates that converge later). See FusionOptions.considersDriftGeometry.")
+    var driftGeometry = false
+
     func validate() throws {
         guard steadyWalk.isFinite, steadyWalk >= 0 else { throw ValidationError("--steady-walk must be an acceleration intensity in m²/s³, 0 or more") }
         guard rangeBias.isFinite, rangeBias >= 0 else { throw ValidationError("--range-bias must be a number of metres, 0 or more") }
@@ -23,6 +26,7 @@ struct EngineOptions: ParsableArguments {
         o.rangeBiasStandardDeviation = rangeBias
         o.minimumFusionInterval = fusionInterval
         o.steadyAccelerationIntensity = steadyWalk
+        o.considersDriftGeometry = driftGeometry
         return o
     }
 }

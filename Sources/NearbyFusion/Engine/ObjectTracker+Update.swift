@@ -461,7 +461,11 @@ extension ObjectTracker {
         let q = o.accessoryRandomWalk * dt + o.driftVariancePerMetre * ds
         mixture.predict(addedVariance: q)
         processVarianceSinceInitialisation += q
-        if entry.hasRange || entry.direction != .none { window.append(entry) }
+        if entry.hasRange || entry.direction != .none {
+            var stored = entry
+            stored.pathLengthMetres = pathLength - pathLengthAtInitialisation
+            window.append(stored)
+        }
         updatesSinceRefinement += 1
         if updatesSinceRefinement >= o.batchRefinementInterval {
             let added = acquisitionAddedVariance(pathLength: pathLength, options: o)
@@ -698,6 +702,8 @@ extension ObjectTracker {
     @inline(__always)
     private func acquisitionAddedVariance(pathLength: Double, options o: FusionOptions) -> Double {
         guard !mayMove else { return processVarianceSinceInitialisation / 3 }
+        // Considered through the geometry instead (``FusionOptions/considersDriftGeometry``).
+        if o.considersDriftGeometry { return processVarianceSinceInitialisation / 3 }
         let systematic = 0.5 * o.vioDriftFraction * (pathLength - pathLengthAtInitialisation)
         return processVarianceSinceInitialisation / 3 + systematic * systematic
     }

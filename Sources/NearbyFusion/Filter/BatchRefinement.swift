@@ -347,11 +347,44 @@ public enum BatchRefinement {
             // solution by `s β`, `s = A⁻¹ (Σ c π g / v + P₀⁻¹ u₀)`; its covariance gets `σ_β² s sᵀ`.
             let sensitivity = covariance * (current.biasGradient + priorInformation * h.priorRangeDirection)
             let considered = k.biasVariance * Matrix3.outer(sensitivity, sensitivity)
-            h.covariance = (covariance + considered + Matrix3.scaledIdentity(max(addedVariance, 0))).symmetrized
+            var drift = Matrix3.zero
+            if k.options.considersDriftGeometry, let newest = window.entries.last {
+                drift = consideredDrift(window: window, at: x, k: k, priorInformation: priorInformation,
+                                        pathLengthMetres: newest.pathLengthMetres)
+            }
+            h.covariance = (covariance + considered + drift + Matrix3.scaledIdentity(max(addedVariance, 0))).symmetrized
             h.rangeBiasSensitivity = sensitivity
             h.logWeight = h.priorLogWeight - f + logPriorNormaliser + logVolume + logMissing
         }
         mixture.normalizeWeights()
+    }
+
+    /// The drift a fixed point's solution at `x` carries when the device path drifts by
+    /// `f Lᵢ` along any axis (``FusionOptions/considersDriftGeometry``), m²:
+    /// `f² (A⁻¹D − L_T I)(A⁻¹D − L_T I)ᵀ`, `A = P₀⁻¹ + Σ Iᵢ`, `D = Σ Lᵢ Iᵢ`, with `Iᵢ = cᵢ g gᵀ/σ²`
+    /// for each range and angle (their Gaussian weights) and `L_T` (`pathLengthMetres`) the
+    /// path travelled now. Zero when `A` is singular.
+    static func consideredDrift(window: MeasurementWindow, at x: Vector3, k: Constants, priorInformation: Matrix3,
+                                pathLengthMetres now: Double) -> Matrix3 {
+        let o = k.options
+        var a = priorInformation, d = Matrix3.zero
+        for e in window.entries {
+            var information = Matrix3.zero
+            if e.hasRange {
+                let model = o.nominalRangeModel(from: e.antennaInWorld)
+                let (r, g) = model.linearised(at: x)
+                if r > 1e-6 { information = information + (e.multiplicity / model.variance) * Matrix3.outer(g, g) }
+            }
+            forEachDirectionResidual(of: e, at: x, k: k) { _, variance, g in
+                information = information + (e.multiplicity / variance) * Matrix3.outer(g, g)
+            }
+            a = a + information
+            d = d + e.pathLengthMetres * information
+        }
+        guard let inverse = a.inverse else { return .zero }
+        let shift = inverse * d - Matrix3.scaledIdentity(now)
+        let f = o.vioDriftFraction
+        return (f * f) * (shift * shift.transposed)
     }
 
     // MARK: An object that may move (position and velocity)

@@ -33,6 +33,10 @@ public struct WindowEntry: Sendable, Hashable {
     /// Time of the update, seconds (the recording's clock). The batch of an object that may
     /// move places it at `x − v (t_now − t)` then (``BatchRefinement/refineMoving(_:window:now:start:options:addedVariance:)``).
     public var timestamp: Double
+    /// How far the device had travelled since the acquisition began when the update was
+    /// made, metres (set as the entry joins the window): what
+    /// ``FusionOptions/considersDriftGeometry`` weighs each measurement's information by.
+    public var pathLengthMetres: Double = 0
 
     public init(antennaInWorld: Vector3, worldFromDevice: Quaternion, rangeMetres: Double, angles: Vector2,
                 hasRange: Bool, direction: DirectionContent, directionMissing: Bool, multiplicity: Double,
