@@ -361,8 +361,10 @@ public enum BatchRefinement {
 
     /// The drift a fixed point's solution at `x` carries when the device path drifts by
     /// `f Lᵢ` along any axis (``FusionOptions/considersDriftGeometry``), m²:
-    /// `f² (A⁻¹D − L_T I)(A⁻¹D − L_T I)ᵀ`, `A = P₀⁻¹ + Σ Iᵢ`, `D = Σ Lᵢ Iᵢ`, with `Iᵢ = cᵢ g gᵀ/σ²`
-    /// for each range and angle (their Gaussian weights) and `L_T` (`pathLengthMetres`) the
+    /// `f² (A⁻¹D − L_T I)(A⁻¹D − L_T I)ᵀ`, `A = P₀⁻¹ + Σ Iᵢ`, `D = Σ Lᵢ Iᵢ`, with `Iᵢ = wᵢ g gᵀ`
+    /// for each range and angle, `wᵢ` the robust weight the independent-range batch gives it
+    /// at `x` (``robustWeight(_:variance:multiplicity:density:)``; a Channel Sounding
+    /// window's burst-chain weights are not used here) and `L_T` (`pathLengthMetres`) the
     /// path travelled now. Zero when `A` is singular.
     static func consideredDrift(window: MeasurementWindow, at x: Vector3, k: Constants, priorInformation: Matrix3,
                                 pathLengthMetres now: Double) -> Matrix3 {
@@ -373,10 +375,14 @@ public enum BatchRefinement {
             if e.hasRange {
                 let model = o.nominalRangeModel(from: e.antennaInWorld)
                 let (r, g) = model.linearised(at: x)
-                if r > 1e-6 { information = information + (e.multiplicity / model.variance) * Matrix3.outer(g, g) }
+                if r > 1e-6 {
+                    let (w, _) = robustWeight(model.residual(e.rangeMetres, r), variance: model.variance, multiplicity: e.multiplicity, density: k.rangeDensity)
+                    information = information + w * Matrix3.outer(g, g)
+                }
             }
-            forEachDirectionResidual(of: e, at: x, k: k) { _, variance, g in
-                information = information + (e.multiplicity / variance) * Matrix3.outer(g, g)
+            forEachDirectionResidual(of: e, at: x, k: k) { residual, variance, g in
+                var b = Vector3.zero
+                _ = accumulate(residual, variance: variance, gradient: g, multiplicity: e.multiplicity, density: k.angleDensity, a: &information, b: &b)
             }
             a = a + information
             d = d + e.pathLengthMetres * information

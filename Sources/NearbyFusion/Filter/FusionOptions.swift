@@ -227,13 +227,13 @@ public struct FusionOptions: Sendable, Hashable {
     /// translation (off by default; measured, not yet the default — see the README's
     /// accuracy section). A drift growing with the path, `f Lᵢ` along any axis at update `i`,
     /// moves the fixed point the batch solves by `f A⁻¹ D` (`A = P₀⁻¹ + Σ Iᵢ`, `D = Σ Lᵢ Iᵢ`,
-    /// `Iᵢ` each measurement's information at the solution, Gaussian weights), while the
+    /// `Iᵢ` each measurement's robustly weighted information at the solution), while the
     /// object, seen in the drifting frame, has moved by `f L_T`; each refined covariance gets
     /// `f² (A⁻¹D − L_T I)(A⁻¹D − L_T I)ᵀ` in place of `(f L_T/2)² I` — the same when the
     /// information comes evenly along the path, more across the directions a range-only
     /// geometry leaves weak, where a drifting path distorts the solution most. Over 20 seeds:
-    /// `behind-user` mean NEES 5.95 → 2.54, angle median 1.25° → 0.99°, first convergence
-    /// 24.1 → 19.3 s, but 2 of 20 runs unconverged; `distance-only` NEES 5.35 → 1.79 with
+    /// `behind-user` mean NEES 5.95 → 2.68, angle median 1.25° → 1.00°, first convergence
+    /// 24.1 → 19.3 s, but 1 of 20 runs unconverged; `distance-only` NEES 5.35 → 1.79 with
     /// 16 of 20 runs unconverged within their 33 s; Channel Sounding first angles later.
     public var considersDriftGeometry = false
 
