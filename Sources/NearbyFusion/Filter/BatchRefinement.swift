@@ -106,31 +106,38 @@ public enum BatchRefinement {
         var biasGradient = Vector3.zero
         // Each residual and its gradient come from the measurement models the EKF uses
         // (``RangeModel``, ``AzimuthModel``, ``DirectionModel``), linearised at `x`.
-        let o = k.options
         for e in window.entries {
-            let c = e.multiplicity
-            if e.hasRange {
-                // The nominal σ_r, not σ(z) (``FusionOptions/rangeErrorFraction``):
-                // measured, σ(z) here made acquisition slower on every distance-only path
-                // (behind-user: 13 of 20 runs no longer converged within the run) and put
-                // eee_01's angle p95 at 5.1° instead of 3.3°. The window spans seconds, over which
-                // the long-range error σ(z) models is mostly one common offset that the
-                // hypotheses' priors and the gate already absorb; the tracking EKF, which
-                // integrates minutes of ranges, needs it.
-                let model = o.nominalRangeModel(from: e.antennaInWorld)
-                let (r, g) = model.linearised(at: x)
-                if r > 1e-6 {
-                    let residual = model.residual(e.rangeMetres, r)
-                    let (w, logTerm) = robustWeight(residual, variance: model.variance, multiplicity: c, density: k.rangeDensity)
-                    a += w * Matrix3.outer(g, g)
-                    b += (w * residual) * g
-                    biasGradient += w * g
-                    logLikelihood += logTerm
-                }
+            if e.hasRange, let range = weightedRange(of: e, at: x, k: k) {
+                let w = range.weight, g = range.gradient
+                a += w * Matrix3.outer(g, g)
+                b += (w * range.residual) * g
+                biasGradient += w * g
+                logLikelihood += range.logTerm
             }
             logLikelihood += accumulateDirection(of: e, at: x, k: k, a: &a, b: &b)
         }
         return (a, b, logLikelihood, biasGradient)
+    }
+
+    /// An entry's range at `x`, through the nominal range model: its gradient, residual,
+    /// robust weight and `c log p` (``robustWeight(_:variance:multiplicity:density:)``); `nil`
+    /// when `x` sits on the antenna.
+    ///
+    /// The nominal σ_r, not σ(z) (``FusionOptions/rangeErrorFraction``): measured, σ(z) here
+    /// made acquisition slower on every distance-only path (behind-user: 13 of 20 runs no
+    /// longer converged within the run) and put eee_01's angle p95 at 5.1° instead of 3.3°.
+    /// The window spans seconds, over which the long-range error σ(z) models is mostly one
+    /// common offset that the hypotheses' priors and the gate already absorb; the tracking
+    /// EKF, which integrates minutes of ranges, needs it.
+    @inline(__always)
+    static func weightedRange(of e: WindowEntry, at x: Vector3, k: Constants)
+        -> (gradient: Vector3, residual: Double, weight: Double, logTerm: Double)? {
+        let model = k.options.nominalRangeModel(from: e.antennaInWorld)
+        let (r, g) = model.linearised(at: x)
+        guard r > 1e-6 else { return nil }
+        let residual = model.residual(e.rangeMetres, r)
+        let (w, logTerm) = robustWeight(residual, variance: model.variance, multiplicity: e.multiplicity, density: k.rangeDensity)
+        return (g, residual, w, logTerm)
     }
 
     /// Calls `body(residual, variance, gradient)` for an entry's direction residuals at the
@@ -372,13 +379,8 @@ public enum BatchRefinement {
         var a = priorInformation, d = Matrix3.zero
         for e in window.entries {
             var information = Matrix3.zero
-            if e.hasRange {
-                let model = o.nominalRangeModel(from: e.antennaInWorld)
-                let (r, g) = model.linearised(at: x)
-                if r > 1e-6 {
-                    let (w, _) = robustWeight(model.residual(e.rangeMetres, r), variance: model.variance, multiplicity: e.multiplicity, density: k.rangeDensity)
-                    information = information + w * Matrix3.outer(g, g)
-                }
+            if e.hasRange, let range = weightedRange(of: e, at: x, k: k) {
+                information = range.weight * Matrix3.outer(range.gradient, range.gradient)
             }
             forEachDirectionResidual(of: e, at: x, k: k) { residual, variance, g in
                 var b = Vector3.zero
