@@ -82,13 +82,11 @@ public enum IssueTargets {
             let allowed = timing.count, onTime = timing.filter(\.angle).count, posteriorOnTime = timing.filter(\.posterior).count
             check(15, "first horizontalAngle within 3 s of the bound's 10°",
                   "\(onTime)/\(allowed) runs (the exact posterior: \(posteriorOnTime)/\(allowed))", allowed > 0 && onTime == allowed)
-            let sums = runs.reduce((errors: 0.0, bounds: 0.0)) { ($0.errors + $1.angleSquaredSums.errors, $0.bounds + $1.angleSquaredSums.bounds) }
-            let ratio = sums.bounds > 0 ? (sums.errors / sums.bounds).squareRoot() : nil
+            let ratio = ScenarioRun.angleRMSEOverBound(runs)
             check(15, "angle RMSE ≤ 1.3 × the bound", ratio.map { String(format: "%.2f ×", $0) } ?? "no angle", ratio.map { $0 <= 1.3 })
-            let converged = runs.flatMap(\.publishedAngles).filter(\.converged)
-            let far = converged.filter { abs($0.error) > Angle.radians(degrees: 20) }.count
+            let (far, converged) = ScenarioRun.convergedAngles(runs, beyond: Angle.radians(degrees: 20))
             check(15, "converged more than 20° off on < 0.1 % of updates (≥ \(minimumSeeds) seeds)",
-                  "\(far)/\(converged.count) converged updates", judged ? Double(far) < 0.001 * Double(converged.count) || far == 0 : nil)
+                  "\(far)/\(converged) converged updates", judged ? Double(far) < 0.001 * Double(converged) || far == 0 : nil)
             let median = Statistics.quantile(positions, 0.5)
             // Never published is not met: the target is a worldTransform within 0.5 m.
             check(15, "worldTransform median ≤ 0.5 m",

@@ -171,15 +171,13 @@ public struct ScenarioRun: Sendable {
     }
 
     /// How well the published `motion` told the truth from the first convergence on
-    /// (`MotionReportScore` of NearbyFusionRecording; the truth moves at 0.1 m/s or more).
+    /// (`MotionReportScore` of NearbyFusionRecording; the truth moves at
+    /// `ObjectEvaluation.movingTruthSpeed`, 0.1 m/s, or more).
     public var motionReportScore: MotionReportScore {
-        var score = MotionReportScore()
-        for u in updates {
-            score.add(truthMoving: u.trueVelocity.length >= 0.1, reported: u.estimate.motion,
-                      converged: u.estimate.convergence?.status.isConverged == true, at: u.estimate.timestamp)
-        }
-        score.finish()
-        return score
+        MotionReportScore(updates.lazy.map {
+            (truthMoving: $0.trueVelocity.length >= ObjectEvaluation.movingTruthSpeed, reported: $0.estimate.motion,
+             converged: $0.estimate.convergence?.status.isConverged == true, time: $0.estimate.timestamp)
+        })
     }
 
     /// Changes between converged and not converged per minute after the first convergence
@@ -274,9 +272,9 @@ public struct ScenarioRun: Sendable {
         }
     }
 
-    /// `√(Σ e² / Σ b²)` over the published angles that have a bound: the angle RMSE as a
-    /// multiple of the Cramér–Rao bound's RMS; `nil` without a bound. Over several runs,
-    /// sum `e²` and `b²` across them (``angleSquaredSums``) instead of averaging ratios.
+    /// `Σ e²` over the published angles and `Σ b²` over the bounds they have, radians²: the
+    /// sums behind ``angleRMSEOverBound(_:)``, which adds them across runs instead of
+    /// averaging ratios.
     public var angleSquaredSums: (errors: Double, bounds: Double) {
         publishedAngles.reduce(into: (errors: 0.0, bounds: 0.0)) { sums, angle in
             sums.errors += angle.error * angle.error
@@ -295,6 +293,31 @@ public struct ScenarioRun: Sendable {
             if let r = u.rawDistance { raw.append((abs(r - truth), moving)) }
         }
         return (published, raw)
+    }
+
+    /// `√(Σ e² / Σ b²)` over the published angles of `runs` (``angleSquaredSums``): the angle
+    /// RMSE as a multiple of the Cramér–Rao bound's RMS; `nil` without a bound.
+    public static func angleRMSEOverBound(_ runs: [ScenarioRun]) -> Double? {
+        var errors = 0.0, bounds = 0.0
+        for run in runs {
+            let sums = run.angleSquaredSums
+            errors += sums.errors
+            bounds += sums.bounds
+        }
+        return bounds > 0 ? (errors / bounds).squareRoot() : nil
+    }
+
+    /// Over `runs`, the published angles at `converged` updates, and how many of them were
+    /// more than `radians` off.
+    public static func convergedAngles(_ runs: [ScenarioRun], beyond radians: Double) -> (beyond: Int, converged: Int) {
+        var beyond = 0, converged = 0
+        for run in runs {
+            for angle in run.publishedAngles where angle.converged {
+                converged += 1
+                if abs(angle.error) > radians { beyond += 1 }
+            }
+        }
+        return (beyond, converged)
     }
 
     /// NEES `(p̂ − p)ᵀ P⁻¹ (p̂ − p)` of the last update.

@@ -139,7 +139,7 @@ struct Accuracy: ParsableCommand {
     static func channelSoundingRow(_ name: String, _ runs: [ScenarioRun]) -> TableRow {
         func format(_ x: Double?, _ digits: Int = 1) -> Cell { .figure(x, digits: digits) }
         var boundTimes: [Double] = [], firstAngles: [Double] = [], delays: [Double] = []
-        var squaredErrors = 0.0, squaredBounds = 0.0, converged = 0, convergedFar = 0, never = 0
+        var never = 0
         var positions: [Double] = [], rawDistance: [Double] = [], publishedDistance: [Double] = [], lags: [Double] = []
         // The same while the tag itself moves (carried: as fast as `evaluate`'s moving truth).
         var rawWhileMoving: [Double] = [], publishedWhileMoving: [Double] = []
@@ -181,15 +181,9 @@ struct Accuracy: ParsableCommand {
             rawDistance += distances.raw.map(\.error)
             rawWhileMoving += distances.raw.filter(\.moving).map(\.error)
             positions += run.positionErrors
-            let sums = run.angleSquaredSums
-            squaredErrors += sums.errors
-            squaredBounds += sums.bounds
-            for angle in run.publishedAngles where angle.converged {
-                converged += 1
-                if abs(angle.error) > Angle.radians(degrees: 20) { convergedFar += 1 }
-            }
         }
-        let ratio = squaredBounds > 0 ? (squaredErrors / squaredBounds).squareRoot() : nil
+        let ratio = ScenarioRun.angleRMSEOverBound(runs)
+        let (convergedFar, converged) = ScenarioRun.convergedAngles(runs, beyond: Angle.radians(degrees: 20))
         return TableRow(name: name, cells: [
             ("boundAllows10DegreesMedianSeconds", format(Statistics.quantile(boundTimes, 0.5))),
             ("firstAngleMedianSeconds", format(Statistics.quantile(firstAngles, 0.5))),

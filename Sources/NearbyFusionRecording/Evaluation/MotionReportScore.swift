@@ -39,6 +39,15 @@ public struct MotionReportScore: Sendable, Hashable {
 
     public init() {}
 
+    /// The finished score of a whole record: each update's `(truthMoving, reported,
+    /// converged, time)` added in order (``add(truthMoving:reported:converged:at:)``), then
+    /// ``finish()``.
+    public init<S: Sequence>(_ updates: S)
+    where S.Element == (truthMoving: Bool?, reported: MotionActivityState?, converged: Bool, time: Double) {
+        for u in updates { add(truthMoving: u.truthMoving, reported: u.reported, converged: u.converged, at: u.time) }
+        finish()
+    }
+
     /// Counts one update at `t`, seconds: whether the truth moved (`nil`: in transition, not
     /// scored — a truth measured over a window cannot say which side of a start or a stop
     /// the update lies), what the engine said (`nil` when it said nothing), and whether it

@@ -70,8 +70,8 @@ public struct ObjectEvaluation: Codable, Sendable {
     /// (``DistanceErrorSummary``; per object, not pooled).
     public var distanceError: DistanceErrorSummary?
     /// Whether the published `motion` told the truth (``MotionReportSummary``; the truth's
-    /// motion from its speed before and after each update, see
-    /// `ObjectScorer.motionScore`); per object, not pooled; `nil` before the first
+    /// motion from its speed before and after each update,
+    /// ``ObjectEvaluation/truthMotion(times:positions:)``); per object, not pooled; `nil` before the first
     /// convergence.
     public var motionReport: MotionReportSummary?
     /// Raw values, for pooling across recordings (not encoded).
@@ -414,16 +414,6 @@ struct ObjectScorer {
         }
     }
 
-    /// The published `motion` scored against the truth (``MotionReportScore``), given the
-    /// truth's motion at each update (``ObjectEvaluation/truthMotion(times:positions:)``).
-    static func motionScore(_ series: [(time: Double, truth: Vector3, reported: MotionActivityState?, converged: Bool)],
-                            truthMoving moving: [Bool?]) -> MotionReportScore {
-        var score = MotionReportScore()
-        for (u, m) in zip(series, moving) { score.add(truthMoving: m, reported: u.reported, converged: u.converged, at: u.time) }
-        score.finish()
-        return score
-    }
-
     /// The evaluation with its statistics computed.
     func finished() -> ObjectEvaluation {
         var r = evaluation
@@ -435,7 +425,9 @@ struct ObjectScorer {
         // One rule for whether the truth moves, for the motion score and the NEES split.
         let truthMoving = ObjectEvaluation.truthMotion(times: evaluation.motionSeries.map(\.time),
                                                        positions: evaluation.motionSeries.map(\.truth))
-        r.motionReport = MotionReportSummary(Self.motionScore(evaluation.motionSeries, truthMoving: truthMoving))
+        r.motionReport = MotionReportSummary(MotionReportScore(zip(evaluation.motionSeries, truthMoving).map {
+            (truthMoving: $1, reported: $0.reported, converged: $0.converged, time: $0.time)
+        }))
         r.meanNEESByMinute = Self.meansByMinute(values: evaluation.neesValues, seconds: evaluation.neesTimes)
         let neesMoving = evaluation.neesUpdates.map { truthMoving[$0] }
         if neesMoving.contains(true) {
