@@ -37,6 +37,9 @@ struct Accuracy: ParsableCommand {
 
     @OptionGroup var engine: EngineOptions
 
+    @Option(help: ArgumentHelp("The simulator's VIO drift, as a fraction of the path travelled (default: each scenario's, 0.005), for every scenario run.", valueName: "FRACTION"))
+    var vioDrift: Double?
+
     @Flag(help: "Print one JSON document instead of the tables: each table's rows with their figures as numbers (null where the table shows —, {count, of} for k/n), and the targets.")
     var json = false
 
@@ -51,6 +54,7 @@ struct Accuracy: ParsableCommand {
 
     func validate() throws {
         guard seeds >= 1 else { throw ValidationError("--seeds must be at least 1") }
+        if let vioDrift { guard vioDrift.isFinite, vioDrift >= 0 else { throw ValidationError("--vio-drift must be a fraction of the path, 0 or more") } }
         for name in scenario where !ScenarioCatalogue.all.contains(where: { $0.name == name }) {
             throw ValidationError("unknown scenario '\(name)'")
         }
@@ -71,7 +75,9 @@ struct Accuracy: ParsableCommand {
             // whatever the number of cores), collected in seed order.
             let results = Mutex([ScenarioRun?](repeating: nil, count: seeds))
             DispatchQueue.concurrentPerform(iterations: seeds) { k in
-                let run = ScenarioRun(make(UInt64(k + 1)), options: options, exactPosteriorUntil: posterior)
+                var scenario = make(UInt64(k + 1))
+                if let vioDrift { scenario.vio.driftFraction = vioDrift }
+                let run = ScenarioRun(scenario, options: options, exactPosteriorUntil: posterior)
                 results.withLock { $0[k] = run }
                 progress.withLock { $0.done += 1; $0.bar.update($0.done) }
             }

@@ -12,12 +12,24 @@ struct EngineOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The horizontal acceleration intensity, m²/s³, of a third motion model for objects that move: a steady walk, beside the still and the manoeuvring ones (0.1 suits people walking). 0 (the default) leaves it out. See FusionOptions.steadyAccelerationIntensity.", valueName: "M2/S3"))
     var steadyWalk = 0.0
 
+    @Option(help: ArgumentHelp("The still mode's probability at which `motion` says `stationary` (0.5–1; `moving` is said at 0.8). See FusionOptions.stationaryDecisionProbability.", valueName: "P"))
+    var stationaryDecision = FusionOptions().stationaryDecisionProbability
+
+    @Option(help: ArgumentHelp("Position variance added per metre the device travels, m²/m (the VIO drift a tracked object's random walk covers). See FusionOptions.driftVariancePerMetre.", valueName: "M2/M"))
+    var driftVariance = FusionOptions().driftVariancePerMetre
+
+    @Option(help: ArgumentHelp("The systematic VIO drift the acquisition batch allows for, as a fraction of the path travelled. See FusionOptions.vioDriftFraction.", valueName: "FRACTION"))
+    var batchDrift = FusionOptions().vioDriftFraction
+
     @Flag(help: "Consider the VIO's systematic drift through the acquisition's geometry instead of as a translation (off by default: more honest distance-only estimates that converge later). See FusionOptions.considersDriftGeometry.")
     var driftGeometry = false
 
     func validate() throws {
         guard steadyWalk.isFinite, steadyWalk >= 0 else { throw ValidationError("--steady-walk must be an acceleration intensity in m²/s³, 0 or more") }
         guard rangeBias.isFinite, rangeBias >= 0 else { throw ValidationError("--range-bias must be a number of metres, 0 or more") }
+        guard stationaryDecision.isFinite, stationaryDecision >= 0.5, stationaryDecision <= 1 else { throw ValidationError("--stationary-decision must be a probability from 0.5 to 1") }
+        guard driftVariance.isFinite, driftVariance >= 0 else { throw ValidationError("--drift-variance must be a number of m²/m, 0 or more") }
+        guard batchDrift.isFinite, batchDrift >= 0 else { throw ValidationError("--batch-drift must be a fraction of the path, 0 or more") }
         guard fusionInterval.isFinite, fusionInterval >= 0 else { throw ValidationError("--fusion-interval must be a number of seconds, 0 or more") }
     }
 
@@ -27,6 +39,9 @@ struct EngineOptions: ParsableArguments {
         o.minimumFusionInterval = fusionInterval
         o.steadyAccelerationIntensity = steadyWalk
         o.considersDriftGeometry = driftGeometry
+        o.stationaryDecisionProbability = stationaryDecision
+        o.driftVariancePerMetre = driftVariance
+        o.vioDriftFraction = batchDrift
         return o
     }
 }

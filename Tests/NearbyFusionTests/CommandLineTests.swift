@@ -55,6 +55,15 @@ struct CommandLineTests {
         #expect(rows.contains("| 15 | cs-planar-sweeps | no published angle more than 15° off | no angle published | met |"), "\(first.stdout)")
         #expect(rows.contains { $0.hasPrefix("| 15 | cs-planar-sweeps | mean NEES over ≥ 50 seeds") && $0.hasSuffix("| not judged |") })
         #expect(rows.last?.hasPrefix("targets: ") == true && rows.last?.contains("not judged (they need --seeds 50 or more)") == true)
+        // The options that reproduce the README's alternatives reach the engine and the
+        // simulator, and bad values are refused.
+        for bad in [["--stationary-decision", "0.4"], ["--drift-variance=-1"], ["--batch-drift", "nan"], ["--vio-drift=-0.1"]] {
+            #expect(try Self.run(["accuracy", "--seeds", "1", "--scenario", "still-phone"] + bad).status == 64, "\(bad)")
+        }
+        let noDrift = try Self.run(["accuracy", "--seeds", "2", "--scenario", "coached-sweep", "--vio-drift", "0"])
+        let lessVariance = try Self.run(["accuracy", "--seeds", "2", "--scenario", "coached-sweep", "--drift-variance", "3e-5"])
+        let defaults = try Self.run(["accuracy", "--seeds", "2", "--scenario", "coached-sweep"])
+        #expect(noDrift.status == 0 && lessVariance.status == 0 && noDrift.stdout != defaults.stdout && lessVariance.stdout != defaults.stdout)
         #expect(try Self.run(["accuracy", "--seeds", "0"]).status != 0)
         #expect(try Self.run(["accuracy", "--scenario", "no-such"]).stderr.contains("unknown scenario 'no-such'"))
         #expect(try Self.run(["accuracy", "--steady-walk=-1"]).stderr.contains("--steady-walk must be"))

@@ -198,9 +198,9 @@ public struct FusionOptions: Sendable, Hashable {
     /// following it, while `stationary` said a few tenths of a second late only delays what
     /// the user already sees. Reporting the still mode at probability `P` is the Bayes decision
     /// when a false `stationary` costs `P/(1 − P)` times a late one: 19 at 0.95, 4 at 0.8.
-    /// Measured over 50 seeds (`accuracy --seeds 50`; 0.8, the moving threshold, before):
-    /// the walking friend (0.3 m/s) is said `moving` on 85 % of its updates instead of 66 %
-    /// and said `stationary` mid-walk 108 times instead of 235 (in 46 runs instead of 50 — at
+    /// Measured over 50 seeds (`accuracy --seeds 50`, and with `--stationary-decision 0.8`,
+    /// the moving threshold, before): the walking friend (0.3 m/s) is said `moving` on 85 % of
+    /// its updates instead of 66 % and said `stationary` mid-walk in 46 runs instead of 50 (at
     /// 4.5 m its 3° directions carry 24 cm of noise per update, so the data leave a slow walk
     /// uncertain for seconds); the stop-and-go friend mid-walk in 2 runs instead of 6; a tag
     /// picked up is never said `stationary` while carried (0 runs instead of 5; carried away
