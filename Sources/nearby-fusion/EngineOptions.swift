@@ -18,11 +18,11 @@ struct EngineOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Position variance added per metre the device travels, m²/m (the VIO drift a tracked object's random walk covers). See FusionOptions.driftVariancePerMetre.", valueName: "M2/M"))
     var driftVariance = FusionOptions().driftVariancePerMetre
 
-    @Option(help: ArgumentHelp("The systematic VIO drift the acquisition batch allows for, as a fraction of the path travelled. See FusionOptions.vioDriftFraction.", valueName: "FRACTION"))
+    @Option(help: ArgumentHelp("The systematic VIO drift the acquisition batch allows for, as a fraction of the path travelled (its magnitude, in a direction nobody knows: a third of its variance on each axis). See FusionOptions.vioDriftFraction.", valueName: "FRACTION"))
     var batchDrift = FusionOptions().vioDriftFraction
 
-    @Flag(help: "Consider the VIO's systematic drift through the acquisition's geometry instead of as a translation (off by default: more honest distance-only estimates that converge later). See FusionOptions.considersDriftGeometry.")
-    var driftGeometry = false
+    @Flag(inversion: .prefixedNo, help: "Consider the VIO's systematic drift through the acquisition's geometry (the default) or, with --no-drift-geometry, as a plain translation (distance-only estimates then overconfident). See FusionOptions.considersDriftGeometry.")
+    var driftGeometry = FusionOptions().considersDriftGeometry
 
     func validate() throws {
         guard steadyWalk.isFinite, steadyWalk >= 0 else { throw ValidationError("--steady-walk must be an acceleration intensity in m²/s³, 0 or more") }

@@ -158,19 +158,25 @@ struct LIASPlanarTests {
             #expect(ranges.medianMetres > 0.1 && ranges.medianMetres < 0.35, "\(object.object): \(ranges)")
             #expect(try #require(ranges.correlationAfterOneSecond) > 0.25, "\(object.object): \(ranges)")
         }
-        // Ranges weighed as unbiased: the anchors that converge sit 0.24–0.47 m off while the
-        // filter claims centimetres (mean NEES ≈ 490). With a considered bias of 0.1 m the NEES
-        // falls to ≈ 23 and the angles hold; at 0.2 m — about the ranges' real offsets — no
-        // worldTransform is published at all, which is what their 0.3–0.5 m errors deserve.
+        // Ranges weighed as unbiased: the anchors that converge sit decimetres off while the
+        // filter claims centimetres (mean NEES ≈ 180; ≈ 440 with the drift taken as a plain
+        // translation). With a considered bias of 0.1 m and the drift considered through the
+        // geometry no worldTransform is published (the errors are 0.4–0.5 m) and the angles
+        // hold; with the translation instead, the NEES falls to ≈ 23. At 0.2 m — about the
+        // ranges' real offsets — no worldTransform either way.
         let unbiased = try #require(pooled.meanNEES)
-        #expect(unbiased > 200, "NEES \(unbiased)")
+        #expect(unbiased > 100, "NEES \(unbiased)")
         var options = FusionOptions()
         options.rangeBiasStandardDeviation = 0.1
-        let considered = RecordingEvaluation.pooled(try RecordingEvaluation.evaluate(path: path, options: options).objects, name: "lias")
-        let nees = try #require(considered.meanNEES)
-        #expect(nees < 40, "NEES \(nees) with a 0.1 m bias considered")
-        let consideredAngles = try #require(considered.horizontalAngleErrorDegrees)
+        let considered = try RecordingEvaluation.evaluate(path: path, options: options)
+        #expect(considered.objects.allSatisfy { ($0.availability["worldTransform"] ?? 0) == 0 })
+        let consideredAngles = try #require(RecordingEvaluation.pooled(considered.objects, name: "lias").horizontalAngleErrorDegrees)
         #expect(consideredAngles.median <= 1.5 && consideredAngles.p95 <= 6)
+        var translated = DriftGeometryTests.translation
+        translated.rangeBiasStandardDeviation = 0.1
+        let nees = try #require(RecordingEvaluation.pooled(try RecordingEvaluation.evaluate(path: path, options: translated).objects,
+                                                           name: "lias").meanNEES)
+        #expect(nees < 40, "NEES \(nees) with a 0.1 m bias considered and the drift as a translation")
         options.rangeBiasStandardDeviation = 0.2
         let honest = try RecordingEvaluation.evaluate(path: path, options: options)
         #expect(honest.objects.allSatisfy { ($0.availability["worldTransform"] ?? 0) == 0 })

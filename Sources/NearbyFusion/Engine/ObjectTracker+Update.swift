@@ -689,8 +689,10 @@ extension ObjectTracker {
 
     /// The variance, m², the batch adds to each refined hypothesis for the VIO drift since the
     /// window began: a third of the random walk predicted since (its average over the window)
-    /// plus, for a fixed point, the square of half the systematic drift over the path
-    /// travelled since, `(f · L / 2)²` (``FusionOptions/vioDriftFraction``).
+    /// plus, for a fixed point, the systematic drift — considered through the acquisition's
+    /// geometry (``FusionOptions/considersDriftGeometry``, the default: the batch adds it) or,
+    /// without, as a translation by half the drift over the path travelled since, `f L / 2`
+    /// in a direction nobody knows: `(f L / 2)² / 3` per axis (``FusionOptions/vioDriftFraction``).
     ///
     /// An object that may move is fitted with a velocity (``BatchRefinement/refineMoving(_:window:now:start:options:addedVariance:)``),
     /// and a drift that grows with the path — at a steady rate while the user walks steadily —
@@ -705,7 +707,7 @@ extension ObjectTracker {
         // Considered through the geometry instead (``FusionOptions/considersDriftGeometry``).
         if o.considersDriftGeometry { return processVarianceSinceInitialisation / 3 }
         let systematic = 0.5 * o.vioDriftFraction * (pathLength - pathLengthAtInitialisation)
-        return processVarianceSinceInitialisation / 3 + systematic * systematic
+        return processVarianceSinceInitialisation / 3 + systematic * systematic / 3
     }
 
     /// Tiles the first range's sphere with hypotheses and starts a new window.

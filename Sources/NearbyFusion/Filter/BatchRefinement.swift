@@ -367,8 +367,9 @@ public enum BatchRefinement {
     }
 
     /// The drift a fixed point's solution at `x` carries when the device path drifts by
-    /// `f Lᵢ` along any axis (``FusionOptions/considersDriftGeometry``), m²:
-    /// `f² (A⁻¹D − L_T I)(A⁻¹D − L_T I)ᵀ`, `A = P₀⁻¹ + Σ Iᵢ`, `D = Σ Lᵢ Iᵢ`, with `Iᵢ = wᵢ g gᵀ`
+    /// `f Lᵢ u`, `u` a unit direction nobody knows (``FusionOptions/considersDriftGeometry``), m²:
+    /// `(f²/3) (A⁻¹D − L_T I)(A⁻¹D − L_T I)ᵀ` — the solution moves by `f (A⁻¹D − L_T I) u` and
+    /// `E[u uᵀ] = I/3` for a direction uniform on the sphere —, `A = P₀⁻¹ + Σ Iᵢ`, `D = Σ Lᵢ Iᵢ`, with `Iᵢ = wᵢ g gᵀ`
     /// for each range and angle, `wᵢ` the robust weight the independent-range batch gives it
     /// at `x` (``robustWeight(_:variance:multiplicity:density:)``; a Channel Sounding
     /// window's burst-chain weights are not used here) and `L_T` (`pathLengthMetres`) the
@@ -392,7 +393,7 @@ public enum BatchRefinement {
         guard let inverse = a.inverse else { return .zero }
         let shift = inverse * d - Matrix3.scaledIdentity(now)
         let f = o.vioDriftFraction
-        return (f * f) * (shift * shift.transposed)
+        return (f * f / 3) * (shift * shift.transposed)
     }
 
     // MARK: An object that may move (position and velocity)

@@ -218,24 +218,35 @@ public struct FusionOptions: Sendable, Hashable {
     /// figure (published measurements suggest ARKit may drift more: Kim et al., *Sensors*
     /// 22(24):9873, 2022, a relative pose error of ~2 cm/s; and the tracked estimate's
     /// ``driftVariancePerMetre`` allows about 1.3 % on the coached paths — the two are not yet
-    /// one model, see the README's accuracy section). Over an acquisition window of path
-    /// length `L` a fixed point's estimate is off by about half the drift accumulated, so the
-    /// batch adds `(f·L/2)² I` to each refined covariance (not for an object that may move:
-    /// its batch's velocity absorbs a steady drift).
+    /// one model, see the README's accuracy section). It is the drift's *magnitude* per metre;
+    /// its direction `u` is unknown, so each axis carries `f²/3` of its variance
+    /// (`E[u uᵀ] = I/3` for a direction uniform on the sphere). How the acquisition batch
+    /// applies it to a fixed point: ``considersDriftGeometry``. Not to an object that may move:
+    /// its batch's velocity absorbs a steady drift.
     public var vioDriftFraction: Double = 0.005
-    /// Considers the systematic drift through the acquisition's geometry instead of as a
-    /// translation (off by default; measured, not yet the default — see the README's
-    /// accuracy section). A drift growing with the path, `f Lᵢ` along any axis at update `i`,
-    /// moves the fixed point the batch solves by `f A⁻¹ D` (`A = P₀⁻¹ + Σ Iᵢ`, `D = Σ Lᵢ Iᵢ`,
-    /// `Iᵢ` each measurement's robustly weighted information at the solution), while the
-    /// object, seen in the drifting frame, has moved by `f L_T`; each refined covariance gets
-    /// `f² (A⁻¹D − L_T I)(A⁻¹D − L_T I)ᵀ` in place of `(f L_T/2)² I` — the same when the
-    /// information comes evenly along the path, more across the directions a range-only
-    /// geometry leaves weak, where a drifting path distorts the solution most. Over 20 seeds:
-    /// `behind-user` mean NEES 5.95 → 2.68, angle median 1.25° → 1.00°, first convergence
-    /// 24.1 → 19.3 s, but 1 of 20 runs unconverged; `distance-only` NEES 5.35 → 1.79 with
-    /// 16 of 20 runs unconverged within their 33 s; Channel Sounding first angles later.
-    public var considersDriftGeometry = false
+    /// Considers the systematic drift through the acquisition's geometry (the default) rather
+    /// than as a translation. A drift growing with the path, `f Lᵢ u` at update `i` (`u` a unit
+    /// direction nobody knows), moves the fixed point the batch solves by `f A⁻¹ D u`
+    /// (`A = P₀⁻¹ + Σ Iᵢ`, `D = Σ Lᵢ Iᵢ`, `Iᵢ` each measurement's robustly weighted information
+    /// at the solution, `Lᵢ` the path travelled since the acquisition began), while the object,
+    /// seen in the drifting frame, has moved by `f L_T u`; each refined covariance gets
+    /// `(f²/3) (A⁻¹D − L_T I)(A⁻¹D − L_T I)ᵀ`. When the information comes evenly along the
+    /// path this is the translation's `(f L_T/2)²/3 I` (what `false` adds); a range-only
+    /// geometry distorts more than it translates, across the directions it leaves weak.
+    ///
+    /// `accuracy --seeds 50`, `--no-drift-geometry` (at `--batch-drift 0.00866`, the
+    /// translation as it was, `(0.005 L/2)²` per axis) → the default: `distance-only` mean NEES
+    /// 5.61 → 2.72, first convergence 32.3 → 29.8 s (max 33.0 → 31.3), angle median 1.48° →
+    /// 1.28°, p95 3.26° → 2.90°, position median 0.169 → 0.143 m; `behind-user` NEES
+    /// 6.77 → 3.26, first convergence 24.0 → 22.0 s, angle median 1.25° → 1.16°, p95
+    /// 2.97° → 2.68°, position median 0.179 → 0.148 m, but its position p95 0.332 → 0.346 m and
+    /// its worst converged angle 4.44° → 4.68° (it converges 2 s sooner, on fewer ranges). Every
+    /// direction-finding row's estimates unchanged; Channel Sounding rows within ±0.06° and
+    /// ±0.01 m. At `f²` per axis instead of `f²/3` (the first version of this option) 16 of 20
+    /// `distance-only` runs never converged. A path with no drift at all (the LIAS trolley's
+    /// motion capture) is held back for the phone's drift it does not have: `--batch-drift 0`
+    /// there.
+    public var considersDriftGeometry = true
 
     // MARK: Multi-hypothesis initialisation
     /// Angular spacing of the hypotheses placed on the first range's sphere, radians.
