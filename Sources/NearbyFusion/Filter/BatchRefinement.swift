@@ -373,7 +373,9 @@ public enum BatchRefinement {
     /// for each range and angle, `wᵢ` the robust weight the independent-range batch gives it
     /// at `x` (``robustWeight(_:variance:multiplicity:density:)``; a Channel Sounding
     /// window's burst-chain weights are not used here) and `L_T` (`pathLengthMetres`) the
-    /// path travelled now. Zero when `A` is singular.
+    /// path travelled now. Where `A` cannot be inverted to finite numbers (the prior keeps it
+    /// positive definite, so only a degenerate window), the translation by half the drift,
+    /// `(f L_T / 2)² / 3 · I`, stands in.
     static func consideredDrift(window: MeasurementWindow, at x: Vector3, k: Constants, priorInformation: Matrix3,
                                 pathLengthMetres now: Double) -> Matrix3 {
         let o = k.options
@@ -390,10 +392,13 @@ public enum BatchRefinement {
             a = a + information
             d = d + e.pathLengthMetres * information
         }
-        guard let inverse = a.inverse else { return .zero }
-        let shift = inverse * d - Matrix3.scaledIdentity(now)
         let f = o.vioDriftFraction
-        return (f * f / 3) * (shift * shift.transposed)
+        let half = 0.5 * f * now
+        let translation = Matrix3.scaledIdentity(half * half / 3)
+        guard let inverse = a.inverse, inverse.isFinite else { return translation }
+        let shift = inverse * d - Matrix3.scaledIdentity(now)
+        let considered = (f * f / 3) * (shift * shift.transposed)
+        return considered.isFinite ? considered : translation
     }
 
     // MARK: An object that may move (position and velocity)
