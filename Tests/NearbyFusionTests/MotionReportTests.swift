@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import NearbyFusion
 import NearbyFusionRecording
@@ -136,8 +137,9 @@ struct DriftGeometryTests {
     }
 
     /// Behind the user, ranges alone (no direction reaches it): considered through the
-    /// geometry, the final NEES comes near 3, and the angles are no worse than with the
-    /// translation.
+    /// geometry, the mean final NEES over 8 seeds lies inside the χ² 95 % band for 8 runs
+    /// (1.55–4.93), and the angles are no worse than with the translation, whose NEES is above
+    /// it (a drifting path distorts the range-only solution more than it translates it).
     @Test func behindTheUserTheDriftIsConsideredThroughTheGeometry() {
         #expect(FusionOptions().considersDriftGeometry)
         var neesOff: [Double] = [], neesOn: [Double] = [], anglesOff: [Double] = [], anglesOn: [Double] = []
@@ -149,29 +151,104 @@ struct DriftGeometryTests {
             anglesOff += off.horizontalAngleErrors
             anglesOn += considered.horizontalAngleErrors
         }
+        let band = IssueTargets.meanNEESBand(runs: 8)
         let meanOff = neesOff.reduce(0, +) / Double(neesOff.count), meanOn = neesOn.reduce(0, +) / Double(neesOn.count)
-        #expect(meanOff > 4 && meanOn < 3.5 && meanOn > 1.5, "mean NEES off \(meanOff), on \(meanOn)")
+        #expect(neesOn.count == 8 && band.contains(meanOn) && meanOff > band.upperBound, "mean NEES off \(meanOff), on \(meanOn), band \(band)")
         anglesOff.sort(); anglesOn.sort()
         #expect(anglesOn[anglesOn.count / 2] <= anglesOff[anglesOff.count / 2], "angle medians \(anglesOn[anglesOn.count / 2]) vs \(anglesOff[anglesOff.count / 2])")
     }
 
-    /// The `/3`: a drift of `f` per metre along an unknown direction `u` has `E[u uᵀ] = I/3`.
-    /// With it, every `distance-only` run converges within its 33 s with a mean NEES inside
-    /// (1.5, 3.5); at `f²` per axis (three times the variance: here `f = 0.005 √3` gives the
-    /// same figure) most runs never converge and the NEES is cautious.
-    @Test func aDriftInAnUnknownDirectionHasAThirdOfItsVariancePerAxis() {
-        var tripled = FusionOptions()
-        tripled.vioDriftFraction = 0.005 * 3.0.squareRoot()
-        var nees: [Double] = [], converged = 0, convergedTripled = 0
-        for seed in 1...8 {
-            let run = ScenarioRun(ScenarioCatalogue.distanceOnly(seed: UInt64(seed)))
-            if let n = run.finalNEES { nees.append(n) }
-            if run.firstConvergedTime != nil { converged += 1 }
-            if ScenarioRun(ScenarioCatalogue.distanceOnly(seed: UInt64(seed)), options: tripled).firstConvergedTime != nil { convergedTripled += 1 }
+    /// The considered drift against the drift itself. A still tag 4 m away, exact ranges over
+    /// 24 s of sweeps and a step; the VIO reports every antenna position drifted by `f Lᵢ u`
+    /// (`f` = 0.5 %, `Lᵢ` the path so far) for 600 directions `u` drawn uniformly on the
+    /// sphere. Each window is solved without any drift allowance; the solution's error
+    /// against where the tag then appears, `x(u) − x(0) − f L_T u`, has a sample covariance
+    /// that the batch's considered term, `(f²/3)(A⁻¹D − L_T I)(…)ᵀ`, matches axis by axis
+    /// (the `1/3` is `E[u uᵀ] = I/3`: without it every axis would be three times too wide).
+    @Test func theConsideredDriftMatchesTheDriftOfAnUnknownDirection() throws {
+        let truth = Vector3(0.8, 1.0, -3.9)
+        var antennas: [Vector3] = [], path: [Double] = []
+        var travelled = 0.0
+        for k in 0..<120 {
+            let t = Double(k) * 0.2
+            let step = t > 12 ? min((t - 12) / 2, 1) : 0
+            let a = Vector3(0.35 * sin(1.1 * t) + step, 1.4 + 0.25 * sin(0.7 * t), 0.15 * sin(0.3 * t))
+            if let last = antennas.last { travelled += (a - last).length }
+            antennas.append(a)
+            path.append(travelled)
         }
-        let mean = nees.reduce(0, +) / Double(max(nees.count, 1))
-        #expect(converged == 8 && mean > 1.5 && mean < 3.5, "\(converged)/8 converge, mean NEES \(mean)")
-        #expect(convergedTripled <= 4, "\(convergedTripled)/8 converge with f² per axis")
+        func window(drift: Vector3) -> MeasurementWindow {
+            var w = MeasurementWindow(capacity: 200)
+            for (a, l) in zip(antennas, path) {
+                var e = WindowEntry(antennaInWorld: a + l * drift, worldFromDevice: .identity, rangeMetres: (truth - a).length,
+                                    angles: Vector2(0, 0), hasRange: true, direction: .none, directionMissing: false,
+                                    multiplicity: 1, timestamp: 0)
+                e.pathLengthMetres = l
+                w.append(e)
+            }
+            return w
+        }
+        func solve(_ w: MeasurementWindow, options: FusionOptions) -> PositionHypothesis {
+            var mixture = PositionMixture(capacity: 1)
+            mixture.reset([PositionHypothesis(logWeight: 0, meanInWorld: truth + Vector3(0.2, -0.1, 0.2), covariance: .scaledIdentity(1))])
+            BatchRefinement.refine(&mixture, window: w, options: options)
+            return mixture.hypotheses[0]
+        }
+        let f = 0.005
+        var considered = FusionOptions(), none = FusionOptions()
+        considered.vioDriftFraction = f
+        none.vioDriftFraction = 0
+        let still = window(drift: .zero)
+        let base = solve(still, options: none)
+        let predicted = solve(still, options: considered).covariance - base.covariance
+        var noise = NoiseStream(seed: 5, source: "drift-direction")
+        var sample = Matrix3.zero
+        let draws = 600
+        for _ in 0..<draws {
+            let u = Vector3(noise.gaussian(), noise.gaussian(), noise.gaussian()).normalized
+            let error = solve(window(drift: f * u), options: none).meanInWorld - base.meanInWorld - (f * travelled) * u
+            sample = sample + (1 / Double(draws)) * Matrix3.outer(error, error)
+        }
+        let axes = try #require(SymmetricEigen3.analytic(predicted))
+        for k in 0..<3 {
+            let v = axes.vector(k)
+            let ratio = v.dot(sample * v) / v.dot(predicted * v)
+            #expect(ratio > 0.8 && ratio < 1.25, "axis \(k): sampled/considered \(ratio) (σ \(v.dot(predicted * v).squareRoot()) m)")
+        }
+    }
+
+    /// The path the drift allowances read is the distance the device travels, not its VIO
+    /// jitter: 10 s held still with 2 mm of white noise per 60 Hz pose (the simulator's) add
+    /// nothing (summed pose to pose they made 3 m), a 2 m walk with the same jitter reads
+    /// 2 m to within 3 %, and poses while tracking is limited do not count.
+    @Test func thePathIsTheDistanceTravelledNotTheJitter() {
+        var noise = NoiseStream(seed: 3, source: "pose-jitter")
+        func jitter() -> Vector3 {
+            Vector3(noise.gaussian(standardDeviation: 0.002), noise.gaussian(standardDeviation: 0.002),
+                    noise.gaussian(standardDeviation: 0.002))
+        }
+        var engine = FusionEngine()
+        var summed = 0.0, last: Vector3?
+        for k in 0..<600 {
+            let p = Vector3(0, 1.4, 0) + jitter()
+            if let last { summed += (p - last).length }
+            last = p
+            _ = engine.ingest(DevicePose(timestamp: Double(k) / 60, positionInWorld: p, worldFromDevice: .identity))
+        }
+        #expect(engine.pathLengthMetres < 0.05 && summed > 2, "still: \(engine.pathLengthMetres) m (summed \(summed) m)")
+        let still = engine.pathLengthMetres
+        for k in 0..<240 {
+            let p = Vector3(2 * Double(k + 1) / 240, 1.4, 0) + jitter()
+            _ = engine.ingest(DevicePose(timestamp: 10 + Double(k) / 60, positionInWorld: p, worldFromDevice: .identity))
+        }
+        let walked = engine.pathLengthMetres - still
+        #expect(abs(walked - 2) < 0.06, "walked \(walked) m")
+        let before = engine.pathLengthMetres
+        for k in 0..<60 {
+            _ = engine.ingest(DevicePose(timestamp: 14 + Double(k) / 60, positionInWorld: Vector3(2 + Double(k) / 60, 1.4, 0),
+                                         worldFromDevice: .identity, tracking: .limited(.excessiveMotion)))
+        }
+        #expect(engine.pathLengthMetres == before)
     }
 
     @Test func theCommandLineReachesIt() throws {

@@ -92,7 +92,8 @@ public struct FusionOptions: Sendable, Hashable {
     /// constant-velocity model while tracked, the moving batch while acquired.)
     public var accessoryRandomWalk: Double = 1e-6
     /// Extra position variance per metre the device travels, m²/m (VIO drift grows
-    /// with distance travelled). `P ← P + k_d Δs I`.
+    /// with distance travelled). `P ← P + k_d Δs I`, `Δs` the chords of the device's path
+    /// (``FusionEngine/pathLengthMetres``: VIO jitter is not travel).
     public var driftVariancePerMetre: Double = 1e-4
     /// σ of a constant bias the ranges may carry, metres: 0 (the default) takes them as
     /// unbiased, as Nearby Interaction's calibrated UWB is and the simulator's ranges are.
@@ -216,9 +217,9 @@ public struct FusionOptions: Sendable, Hashable {
 
     /// Systematic VIO drift as a fraction of the distance travelled: 0.5 %, the simulator's
     /// figure (published measurements suggest ARKit may drift more: Kim et al., *Sensors*
-    /// 22(24):9873, 2022, a relative pose error of ~2 cm/s; and the tracked estimate's
-    /// ``driftVariancePerMetre`` allows about 1.3 % on the coached paths — the two are not yet
-    /// one model, see the README's accuracy section). It is the drift's *magnitude* per metre;
+    /// 22(24):9873, 2022, a relative pose error of ~2 cm/s; the tracked estimate's
+    /// ``driftVariancePerMetre`` is a random walk instead — the two are not yet one model, see
+    /// the README's accuracy section). It is the drift's *magnitude* per metre;
     /// its direction `u` is unknown, so each axis carries `f²/3` of its variance
     /// (`E[u uᵀ] = I/3` for a direction uniform on the sphere). How the acquisition batch
     /// applies it to a fixed point: ``considersDriftGeometry``. Not to an object that may move:
@@ -236,16 +237,14 @@ public struct FusionOptions: Sendable, Hashable {
     ///
     /// `accuracy --seeds 50`, `--no-drift-geometry` (at `--batch-drift 0.00866`, the
     /// translation as it was, `(0.005 L/2)²` per axis) → the default: `distance-only` mean NEES
-    /// 5.61 → 2.72, first convergence 32.3 → 29.8 s (max 33.0 → 31.3), angle median 1.48° →
-    /// 1.28°, p95 3.26° → 2.90°, position median 0.169 → 0.143 m; `behind-user` NEES
-    /// 6.77 → 3.26, first convergence 24.0 → 22.0 s, angle median 1.25° → 1.16°, p95
-    /// 2.97° → 2.68°, position median 0.179 → 0.148 m, but its position p95 0.332 → 0.346 m and
-    /// its worst converged angle 4.44° → 4.68° (it converges 2 s sooner, on fewer ranges). Every
-    /// direction-finding row's estimates unchanged; Channel Sounding rows within ±0.06° and
-    /// ±0.01 m. At `f²` per axis instead of `f²/3` (the first version of this option) 16 of 20
-    /// `distance-only` runs never converged. A path with no drift at all (the LIAS trolley's
-    /// motion capture) is held back for the phone's drift it does not have: `--batch-drift 0`
-    /// there.
+    /// 6.39 → 3.07, first convergence 31.6 → 30.2 s, angle median 1.46° → 1.29°, p95
+    /// 3.22° → 2.91°, position median 0.165 → 0.140 m; `behind-user` NEES 7.17 → 3.62, first
+    /// convergence 23.4 → 22.5 s, angle median 1.24° → 1.18°, p95 2.95° → 2.76°, position
+    /// median 0.175 → 0.154 m, but its position p95 0.334 → 0.346 m and its worst converged
+    /// angle 4.45° → 4.77° (it converges sooner, on fewer ranges). Every direction-finding
+    /// row's estimates unchanged; Channel Sounding rows within ±0.06° and ±0.01 m (measured
+    /// when the change was made). A path with no drift at all (the LIAS trolley's motion
+    /// capture) is held back for the phone's drift it does not have: `--batch-drift 0` there.
     public var considersDriftGeometry = true
 
     // MARK: Multi-hypothesis initialisation
