@@ -37,7 +37,7 @@ public struct FusionEngine: Sendable {
     /// How far the device has travelled while VIO tracked normally, metres (the chords of at
     /// least ``pathChordMetres``: frame-to-frame jitter does not count).
     public var pathLengthMetres: Double { pathLength }
-    /// Shortest chord that counts toward ``pathLength``, metres: several times the VIO's
+    /// Shortest chord that counts toward ``pathLengthMetres``, metres: several times the VIO's
     /// jitter per frame, short against a hand's sweep.
     public static let pathChordMetres = 0.02
     public private(set) var sessionConvergence = AlgorithmConvergence(status: .unknown)
