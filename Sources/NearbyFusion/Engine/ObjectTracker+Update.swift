@@ -165,6 +165,18 @@ extension ObjectTracker {
             // mixture's mean lies inside the range sphere while it is still spread over it).
             estimate.distance = fusedDistance(from: antennaInWorld)
         }
+        // A tracked Channel Sounding object that converged and has not been converged for
+        // ``FusionOptions/channelSoundingReacquireSeconds`` is acquired afresh at its next
+        // range (`fuse`): one Gaussian fed ranges alone cannot come back across the line of
+        // sight. Not while the app says it keeps still.
+        if phase == .tracking, hasConverged, ranging == .bluetoothChannelSounding, !status.isConverged,
+           motionHint != .stationary, options.channelSoundingReacquireSeconds > 0 {
+            let since = unconvergedSince ?? t
+            unconvergedSince = since
+            if t - since >= options.channelSoundingReacquireSeconds { reacquires = true }
+        } else {
+            unconvergedSince = nil
+        }
         if status.isConverged {
             hasConverged = true
             let toObject = mean - antennaInWorld
@@ -281,6 +293,12 @@ extension ObjectTracker {
                 return
             }
             if probationRangesLeft > 0 { probationRangesLeft -= 1 }
+        }
+        if reacquires, phase == .tracking, entry.hasRange {
+            reacquires = false
+            unconvergedSince = nil
+            startOver(from: entry, at: t, pose: pose, context: context)
+            return
         }
         if phase != .tracking, mayMove, entry.hasRange, entry.direction == .azimuthElevation {
             // A range and a direction place the object at once; a static acquisition would

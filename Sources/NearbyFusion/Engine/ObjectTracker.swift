@@ -101,6 +101,11 @@ struct ObjectTracker: Sendable {
     /// This estimate has been published as converged (a converged estimate tolerates longer
     /// runs of rejected ranges before it is reset).
     var hasConverged = false
+    /// A tracked Channel Sounding object that has converged: when its status fell back to
+    /// not converged (seconds), and whether the next range should acquire it afresh
+    /// (``FusionOptions/channelSoundingReacquireSeconds``).
+    var unconvergedSince: Double?
+    var reacquires = false
     /// What the coaching remembers between updates (latched movement, hysteresis).
     var coaching = CoachingMemory()
     var removed = false
@@ -151,6 +156,8 @@ struct ObjectTracker: Sendable {
         rangeExcessCount = 0
         roughRangeSteps = 0
         probationRangesLeft = 0
+        unconvergedSince = nil
+        reacquires = false
         consideredCovariance = .zero
         considersRangeBias = false
         updatesSinceRefinement = 0
