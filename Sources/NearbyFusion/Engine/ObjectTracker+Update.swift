@@ -724,8 +724,7 @@ extension ObjectTracker {
         guard !mayMove else { return processVarianceSinceInitialisation / 3 }
         // Considered through the geometry instead (``FusionOptions/considersDriftGeometry``).
         if o.considersDriftGeometry { return processVarianceSinceInitialisation / 3 }
-        let systematic = 0.5 * o.vioDriftFraction * (pathLength - pathLengthAtInitialisation)
-        return processVarianceSinceInitialisation / 3 + systematic * systematic / 3
+        return processVarianceSinceInitialisation / 3 + o.driftTranslationVariance(pathMetres: pathLength - pathLengthAtInitialisation)
     }
 
     /// Tiles the first range's sphere with hypotheses and starts a new window.

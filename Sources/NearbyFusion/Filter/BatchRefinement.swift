@@ -385,16 +385,13 @@ public enum BatchRefinement {
             if e.hasRange, let range = weightedRange(of: e, at: x, k: k) {
                 information = range.weight * Matrix3.outer(range.gradient, range.gradient)
             }
-            forEachDirectionResidual(of: e, at: x, k: k) { residual, variance, g in
-                var b = Vector3.zero
-                _ = accumulate(residual, variance: variance, gradient: g, multiplicity: e.multiplicity, density: k.angleDensity, a: &information, b: &b)
-            }
+            var unused = Vector3.zero
+            _ = accumulateDirection(of: e, at: x, k: k, a: &information, b: &unused)
             a = a + information
             d = d + e.pathLengthMetres * information
         }
         let f = o.vioDriftFraction
-        let half = 0.5 * f * now
-        let translation = Matrix3.scaledIdentity(half * half / 3)
+        let translation = Matrix3.scaledIdentity(o.driftTranslationVariance(pathMetres: now))
         guard let inverse = a.inverse, inverse.isFinite else { return translation }
         let shift = inverse * d - Matrix3.scaledIdentity(now)
         let considered = (f * f / 3) * (shift * shift.transposed)

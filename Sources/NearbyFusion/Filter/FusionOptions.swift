@@ -225,6 +225,15 @@ public struct FusionOptions: Sendable, Hashable {
     /// applies it to a fixed point: ``considersDriftGeometry``. Not to an object that may move:
     /// its batch's velocity absorbs a steady drift.
     public var vioDriftFraction: Double = 0.005
+
+    /// The variance per axis, m², of a translation by half the systematic drift over `L`
+    /// metres of path, `f L / 2` in a direction nobody knows: `(f L / 2)² / 3`
+    /// (``vioDriftFraction``). What a fixed point's acquisition adds without
+    /// ``considersDriftGeometry``, and where the considered term cannot be computed.
+    @inlinable public func driftTranslationVariance(pathMetres L: Double) -> Double {
+        let half = 0.5 * vioDriftFraction * L
+        return half * half / 3
+    }
     /// Considers the systematic drift through the acquisition's geometry (the default) rather
     /// than as a translation. A drift growing with the path, `f Lᵢ u` at update `i` (`u` a unit
     /// direction nobody knows), moves the fixed point the batch solves by `f A⁻¹ D u`
