@@ -83,6 +83,28 @@ struct CommandLineTests {
         return n
     }
 
+    /// `--cs-angle-threshold` (degrees) reaches a Channel Sounding object's publication rule:
+    /// at 14° the recorded tag has an angle on more of its updates than at the default 10°,
+    /// and 10° given explicitly changes nothing. Values outside (0, 45] are refused.
+    @Test func theChannelSoundingAngleThresholdReachesTheEngine() throws {
+        func angleAvailability(_ extra: [String]) throws -> Double {
+            let result = try Self.run(["evaluate", "Datasets/cs-coached-step.jsonl", "--json"] + extra)
+            #expect(result.status == 0, "\(result.stderr)")
+            let value = try JSONLineParser.parse(result.stdout.split(separator: "\n").joined())
+            guard case .array(let objects)? = value["objects"],
+                  case .number(let share)? = objects.first?["availability"]?["horizontalAngle"] else { return .nan }
+            return share
+        }
+        let plain = try angleAvailability([])
+        let ten = try angleAvailability(["--cs-angle-threshold", "10"])
+        let wider = try angleAvailability(["--cs-angle-threshold", "14"])
+        #expect(plain > 0 && ten == plain && wider > plain, "angle on \(plain), \(ten), \(wider) of the updates")
+        for bad in [["--cs-angle-threshold", "0"], ["--cs-angle-threshold=-3"], ["--cs-angle-threshold", "nan"], ["--cs-angle-threshold", "46"]] {
+            let result = try Self.run(["evaluate", "Datasets/cs-coached-step.jsonl"] + bad)
+            #expect(result.status == 64 && result.stderr.contains("--cs-angle-threshold must be"), "\(bad): \(result.stderr)")
+        }
+    }
+
     @Test func rangeBiasReachesTheEngineInEveryCommandThatReplays() throws {
         // distance-only.jsonl's watch: the considered bias widens what the coaching reads.
         func nees(_ extra: [String]) throws -> Double { try Self.evaluated("meanNEES", of: "Datasets/distance-only.jsonl", extra) }
