@@ -27,6 +27,9 @@ struct EngineOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The bearing σ, degrees, at which a Bluetooth Channel Sounding object's horizontalAngle is published and its horizontal sweep judged enough (10 by default). A larger one gives an earlier, rougher angle: see the README's Channel Sounding section for what 12° and 14° change. See FusionOptions.channelSoundingAngleThreshold.", valueName: "DEGREES"))
     var csAngleThreshold: Double?
 
+    @Option(help: ArgumentHelp("The speed, m/s, at which an accessory no direction reaches (a Channel Sounding tag) is taken to be carried while the app says it moves: its fresh acquisition, once it stops, starts from where it was, widened by that speed times the time it moved. 0 acquires it afresh with no prior. See FusionOptions.carrySpeed.", valueName: "M/S"))
+    var carrySpeed = FusionOptions().carrySpeed
+
     func validate() throws {
         guard steadyWalk.isFinite, steadyWalk >= 0 else { throw ValidationError("--steady-walk must be an acceleration intensity in m²/s³, 0 or more") }
         guard rangeBias.isFinite, rangeBias >= 0 else { throw ValidationError("--range-bias must be a number of metres, 0 or more") }
@@ -34,6 +37,7 @@ struct EngineOptions: ParsableArguments {
         guard driftVariance.isFinite, driftVariance >= 0 else { throw ValidationError("--drift-variance must be a number of m²/m, 0 or more") }
         guard batchDrift.isFinite, batchDrift >= 0 else { throw ValidationError("--batch-drift must be a fraction of the path, 0 or more") }
         guard fusionInterval.isFinite, fusionInterval >= 0 else { throw ValidationError("--fusion-interval must be a number of seconds, 0 or more") }
+        guard carrySpeed.isFinite, carrySpeed >= 0 else { throw ValidationError("--carry-speed must be a speed in m/s, 0 or more") }
         if let t = csAngleThreshold, !(t.isFinite && t > 0 && t <= 45) { throw ValidationError("--cs-angle-threshold must be a number of degrees above 0 and at most 45") }
     }
 
@@ -46,6 +50,7 @@ struct EngineOptions: ParsableArguments {
         o.stationaryDecisionProbability = stationaryDecision
         o.driftVariancePerMetre = driftVariance
         o.vioDriftFraction = batchDrift
+        o.carrySpeed = carrySpeed
         if let t = csAngleThreshold { o.channelSoundingAngleThreshold = Angle.radians(degrees: t) }
         return o
     }

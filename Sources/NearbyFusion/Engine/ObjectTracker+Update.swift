@@ -179,6 +179,7 @@ extension ObjectTracker {
         }
         if status.isConverged {
             hasConverged = true
+            if carryOrigin != nil { carryOrigin = nil }
             let toObject = mean - antennaInWorld
             estimate.worldTransform = WorldTransform(translation: mean)
             estimate.distance = toObject.length
@@ -259,7 +260,14 @@ extension ObjectTracker {
         // `DistanceSmoother`); when the app says it stopped, it is acquired afresh.
         let directionless = !(context.capabilities.supportsDirectionMeasurement && ranging == .uwb)
         if directionless && motionHint == .moving {
-            if phase != .idle { resetEstimate(); hasConverged = false }
+            if phase != .idle {
+                // Where it was: the prior of its acquisition once it stops (``FusionOptions/carrySpeed``).
+                let m = mixture.moments
+                resetEstimate(); hasConverged = false
+                if m.meanInWorld.isFinite && m.covariance.isFinite {
+                    carryOrigin = CarryOrigin(meanInWorld: m.meanInWorld, covariance: m.covariance, since: t)
+                }
+            }
             return
         }
         // The same trend test guards the moving batch of a walker no direction reaches: a
@@ -695,6 +703,7 @@ extension ObjectTracker {
                                  pathLength: Double, options o: FusionOptions) -> Bool {
         mixture.initialize(rangeMetres: radiusMetres, antennaInWorld: entry.antennaInWorld,
                            forwardInWorld: pose.forwardInWorld, options: o)
+        weighByCarryOrigin(at: entry.timestamp, options: o)
         estimateGeneration &+= 1
         clearRejections()
         // This range is not added to the window: tiled on it, the new tiles' priors hold it (as
@@ -727,11 +736,23 @@ extension ObjectTracker {
         return processVarianceSinceInitialisation / 3 + o.driftTranslationVariance(pathMetres: pathLength - pathLengthAtInitialisation)
     }
 
+    /// Weights freshly tiled hypotheses by where the object was when the app said it started
+    /// to move (``carryOrigin``; ``FusionOptions/carrySpeed``): tile `i` by
+    /// `N(μᵢ; μ₀, Pᵢ + P₀ + (v T)²/3 I)`, `T` the seconds since, the chance that a point
+    /// carried at up to `v` from `N(μ₀, P₀)` for `T` seconds lies in the tile.
+    private mutating func weighByCarryOrigin(at t: Double, options o: FusionOptions) {
+        guard let origin = carryOrigin, o.carrySpeed > 0 else { return }
+        let reach = o.carrySpeed * max(t - origin.since, 0)
+        let spread = origin.covariance + Matrix3.scaledIdentity(reach * reach / 3)
+        mixture.reweighPriors { h in logGaussianDensity(h.meanInWorld, mean: origin.meanInWorld, covariance: spread + h.covariance) }
+    }
+
     /// Tiles the first range's sphere with hypotheses and starts a new window.
     private mutating func initialise(rangeMetres r: Double, at t: Double, pose: DevicePose,
                                      antennaInWorld a: Vector3, context: Context) {
         let options = context.options, pathLength = context.pathLength
         mixture.initialize(rangeMetres: r, antennaInWorld: a, forwardInWorld: pose.forwardInWorld, options: options)
+        weighByCarryOrigin(at: t, options: options)
         estimateGeneration &+= 1
         phase = .acquiring
         window.removeAll()   // the first range is in the tiles' priors

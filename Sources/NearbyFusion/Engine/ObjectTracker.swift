@@ -106,6 +106,15 @@ struct ObjectTracker: Sendable {
     /// (``FusionOptions/channelSoundingReacquireSeconds``).
     var unconvergedSince: Double?
     var reacquires = false
+    /// Where an object no direction reaches was (its estimate's moments, world frame, m and
+    /// m²) when the app said it started to move, and since when (seconds): the prior of its
+    /// fresh acquisition (``FusionOptions/carrySpeed``); `nil` once it converged again.
+    var carryOrigin: CarryOrigin?
+    struct CarryOrigin: Sendable {
+        var meanInWorld: Vector3
+        var covariance: Matrix3
+        var since: Double
+    }
     /// What the coaching remembers between updates (latched movement, hysteresis).
     var coaching = CoachingMemory()
     var removed = false
@@ -170,6 +179,7 @@ struct ObjectTracker: Sendable {
     mutating func remove() {
         resetEstimate()
         distanceSmoother = DistanceSmoother()
+        carryOrigin = nil
         removed = true
         lastUsableRangeTime = nil
         lastFusionTime = nil

@@ -147,6 +147,31 @@ public struct PositionMixture: Sendable {
         hypotheses.withUnsafeMutableBufferPointer { h in for i in h.indices { h[i].priorLogWeight = logEqual } }
     }
 
+    /// Multiplies every hypothesis's prior weight, and its weight, by `exp(logFactor(h))`
+    /// (a prior over the object's position that the tiles of the range sphere did not hold:
+    /// `w̃ᵢ ∝ wᵢ ∫ N(p; μᵢ, Pᵢ) f(p) dp`, the caller's `logFactor` that integral's logarithm),
+    /// then renormalises both. ``BatchRefinement`` keeps the factor: it re-solves each
+    /// hypothesis from its prior weight. A factor that is not finite for every hypothesis
+    /// leaves the mixture unchanged.
+    public mutating func reweighPriors(_ logFactor: (PositionHypothesis) -> Double) {
+        // Twice through the factors rather than into an array: nothing allocated.
+        for h in hypotheses where !logFactor(h).isFinite { return }
+        hypotheses.withUnsafeMutableBufferPointer { h in
+            for i in h.indices {
+                let f = logFactor(h[i])
+                h[i].priorLogWeight += f
+                h[i].logWeight += f
+            }
+        }
+        var maximum = -Double.infinity
+        for h in hypotheses where h.priorLogWeight > maximum { maximum = h.priorLogWeight }
+        var sum = 0.0
+        for h in hypotheses { sum += exp(h.priorLogWeight - maximum) }
+        let logPriorTotal = maximum + log(sum)
+        hypotheses.withUnsafeMutableBufferPointer { h in for i in h.indices { h[i].priorLogWeight -= logPriorTotal } }
+        normalize()
+    }
+
     /// Applies `body` to every hypothesis in place (used by ``BatchRefinement``).
     public mutating func transformEach(_ body: (inout PositionHypothesis) -> Void) {
         hypotheses.withUnsafeMutableBufferPointer { h in for i in h.indices { body(&h[i]) } }
