@@ -178,8 +178,10 @@ extension ObjectTracker {
             unconvergedSince = nil
         }
         if status.isConverged {
-            hasConverged = true
-            if carryOrigin != nil { carryOrigin = nil }
+            if !hasConverged {
+                hasConverged = true
+                carryOrigin = nil   // converged again: where it was before a carry no longer matters
+            }
             let toObject = mean - antennaInWorld
             estimate.worldTransform = WorldTransform(translation: mean)
             estimate.distance = toObject.length
@@ -260,14 +262,7 @@ extension ObjectTracker {
         // `DistanceSmoother`); when the app says it stopped, it is acquired afresh.
         let directionless = !(context.capabilities.supportsDirectionMeasurement && ranging == .uwb)
         if directionless && motionHint == .moving {
-            if phase != .idle {
-                // Where it was: the prior of its acquisition once it stops (``FusionOptions/carrySpeed``).
-                let m = mixture.moments
-                resetEstimate(); hasConverged = false
-                if m.meanInWorld.isFinite && m.covariance.isFinite {
-                    carryOrigin = CarryOrigin(meanInWorld: m.meanInWorld, covariance: m.covariance, since: t)
-                }
-            }
+            if phase != .idle { dropWhileCarried(at: t) }
             return
         }
         // The same trend test guards the moving batch of a walker no direction reaches: a
@@ -734,6 +729,20 @@ extension ObjectTracker {
         // Considered through the geometry instead (``FusionOptions/considersDriftGeometry``).
         if o.considersDriftGeometry { return processVarianceSinceInitialisation / 3 }
         return processVarianceSinceInitialisation / 3 + o.driftTranslationVariance(pathMetres: pathLength - pathLengthAtInitialisation)
+    }
+
+    /// Forgets the estimate of an object no direction reaches that the app says moves,
+    /// keeping where it was (its moments) and since when: the prior of its acquisition once it
+    /// stops (``FusionOptions/carrySpeed``). (Out of line: the steady-state update never
+    /// comes here.)
+    @inline(never)
+    private mutating func dropWhileCarried(at t: Double) {
+        let m = mixture.moments
+        resetEstimate()
+        hasConverged = false
+        if m.meanInWorld.isFinite && m.covariance.isFinite {
+            carryOrigin = CarryOrigin(meanInWorld: m.meanInWorld, covariance: m.covariance, since: t)
+        }
     }
 
     /// Weights freshly tiled hypotheses by where the object was when the app said it started
