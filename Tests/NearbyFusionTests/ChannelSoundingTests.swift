@@ -62,6 +62,35 @@ struct ChannelSoundingTests {
         #expect(nees.with < 0.8 * nees.without, "mean final NEES \(nees.with) with the prior, \(nees.without) without")
     }
 
+    /// The carry's prior under hostile input: hints at random, poses that jump by kilometres,
+    /// clocks that step back, ranges absent, tiny, huge or not numbers (seeded). Every
+    /// published number stays finite.
+    @Test func theCarrysPriorNeverPublishesANaN() {
+        var random = SplitMix64(seed: 15)
+        var engine = FusionEngine()
+        let tag = engine.register(objectID: "tag", ranging: .bluetoothChannelSounding)
+        var t = 0.0, position = Vector3(0, 1.4, 0)
+        let hints: [MotionActivityState] = [.moving, .stationary, .unknown]
+        for step in 0..<4000 {
+            t += Double.random(in: 0.2...0.4, using: &random) * (Double.random(in: 0...1, using: &random) < 0.02 ? -5 : 1)
+            position += Vector3(Double.random(in: -0.05...0.05, using: &random), Double.random(in: -0.02...0.02, using: &random),
+                                Double.random(in: -0.05...0.05, using: &random))
+            if Double.random(in: 0...1, using: &random) < 0.002 { position += Vector3(2_000, 0, -1_000) }
+            _ = engine.ingest(DevicePose(timestamp: t, positionInWorld: position, worldFromDevice: .identity))
+            if Double.random(in: 0...1, using: &random) < 0.03 { engine.updateMotionState(hints[step % 3], for: tag) }
+            let roll = Double.random(in: 0...1, using: &random)
+            let distance: Double? = roll < 0.05 ? nil : roll < 0.07 ? .nan : roll < 0.09 ? 1e9 : roll < 0.1 ? 1e-9
+                : (Vector3(1, 0.9, -3.6) - position).length + Double.random(in: -0.4...0.8, using: &random)
+            let e = engine.ingest(UWBMeasurement(timestamp: t, distance: distance, directionInDevice: nil), for: tag)
+            let numbers = [e.distance, e.horizontalAngle, e.direction?.x, e.direction?.y, e.direction?.z,
+                           e.worldTransform?.translation.x, e.worldTransform?.translation.y, e.worldTransform?.translation.z,
+                           e.velocity?.x, e.velocity?.y, e.velocity?.z].compactMap { $0 }
+            let finite = numbers.allSatisfy { $0.isFinite }
+            #expect(finite, "step \(step) at \(t): \(numbers)")
+            if let m = engine.moments(tag) { #expect(m.meanInWorld.isFinite && m.covariance.isFinite, "step \(step)") }
+        }
+    }
+
     @Test func reweighingPriorsMultipliesTheWeightsAndKeepsThemNormalised() {
         var mixture = PositionMixture(capacity: 4)
         mixture.reset([PositionHypothesis(logWeight: log(0.5), meanInWorld: Vector3(-1, 0, -3), covariance: .scaledIdentity(0.1)),
