@@ -91,7 +91,9 @@ public struct FusionEngine: Sendable {
     /// What the app knows about an object's motion (as iOS 27's
     /// `NISession.updateMotionState(_:forObjectWithToken:)`): `stationary` or `moving` pins
     /// the motion model until the app says `unknown`. A moving object that has a direction
-    /// is tracked from its next range and direction instead of being located as a static one.
+    /// is tracked from its next range and direction instead of being located as a static one;
+    /// one that has none (a Channel Sounding tag) is not fused while it moves, and is acquired
+    /// afresh once it stops, from where it was (``FusionOptions/carrySpeed``).
     public mutating func updateMotionState(_ state: MotionActivityState, for handle: ObjectHandle) {
         objects[handle.index].motionHint = state
     }
