@@ -78,7 +78,11 @@ public struct RangeOnlyPosterior: Sendable {
             logLikelihood[i] += logDensity(zMetres - (dx * dx + dy * dy + dz * dz).squareRoot())
             best = max(best, logLikelihood[i])
         }
-        let floor = best - Self.pruneMargin
+        prune(below: best - Self.pruneMargin)
+    }
+
+    /// Drops the points whose log-likelihood is below `floor`.
+    private mutating func prune(below floor: Double) {
         var kept = 0
         for i in x.indices where logLikelihood[i] >= floor {
             x[kept] = x[i]; y[kept] = y[i]; z[kept] = z[i]; logLikelihood[kept] = logLikelihood[i]
@@ -86,6 +90,21 @@ public struct RangeOnlyPosterior: Sendable {
         }
         x.removeLast(x.count - kept); y.removeLast(y.count - kept); z.removeLast(z.count - kept)
         logLikelihood.removeLast(logLikelihood.count - kept)
+    }
+
+    /// Multiplies the posterior by a Gaussian prior `N(p; μ, Σ)` over the position (metres,
+    /// m², world frame): a carried tag's prior of where it was, widened by how far it could
+    /// have been carried (`FusionOptions.carrySpeed`), as the engine weighs its tiles.
+    /// Then drops the points that fell more than 30 nats below the best. A `Σ` that cannot
+    /// be inverted leaves the posterior unchanged.
+    public mutating func multiply(byGaussianWithMean mean: Vector3, covariance: Matrix3) {
+        guard let inverse = covariance.inverse, inverse.isFinite else { return }
+        var best = -Double.infinity
+        for i in x.indices {
+            logLikelihood[i] -= 0.5 * inverse.quadraticForm(Vector3(x[i], y[i], z[i]) - mean)
+            best = max(best, logLikelihood[i])
+        }
+        prune(below: best - Self.pruneMargin)
     }
 
     /// The posterior's bearing σ seen from `a`, radians: `√(Σ wᵢ (ψᵢ − ψ̄)²)` with

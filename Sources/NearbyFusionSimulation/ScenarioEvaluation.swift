@@ -54,7 +54,9 @@ public struct ScenarioRun: Sendable {
     ///
     /// With `exactPosteriorUntil` (radians), a Channel Sounding object's exact posterior
     /// (``RangeOnlyPosterior``) is followed from its first range — afresh from its first range
-    /// after each time it moved, as an app's hint restarts the engine — to the end of the run,
+    /// after each time it moved, as an app's hint restarts the engine, and, when the scenario's
+    /// app said it moved, weighted by the engine's prior of where it was
+    /// (``RangeOnlyPosterior/multiply(byGaussianWithMean:covariance:)``, `options.carrySpeed`) — to the end of the run,
     /// which gets the posterior's NEES at the last range (``posteriorFinalNEES``); each update
     /// before the object first moves carries the posterior's bearing σ
     /// (``EvaluatedUpdate/posteriorBearing``) until that first falls to the given angle. About
@@ -79,6 +81,8 @@ public struct ScenarioRun: Sendable {
         // The bearing σ is reported for the first acquisition only, until it allows the angle;
         // an object that moved gets a posterior anew from its first range once it is still again.
         var posteriorAllowed = false, moved = false
+        // The posterior's moments when the app said the tag moved, and that time (seconds).
+        var carryOrigin: (mean: Vector3, covariance: Matrix3, since: Double)?
         var lastTruth = Vector3.zero
         for e in events {
             switch driver.apply(e) {
@@ -118,6 +122,13 @@ public struct ScenarioRun: Sendable {
                 var posteriorBearing: Double?
                 if followPosterior, let limit = exactPosteriorUntil {
                     if object.velocity(at: m.timestamp).length > 0 {
+                        // An app that says the tag moves gives the engine where it was and since
+                        // when (``FusionOptions/carrySpeed``); the posterior gets the same prior.
+                        if let p = posterior, carryOrigin == nil,
+                           let hint = scenario.motionHints.last(where: { $0.objectID == objectID && $0.state == .moving && $0.time <= m.timestamp }) {
+                            let moments = p.moments()
+                            carryOrigin = (moments.meanInWorld, moments.covariance, hint.time)
+                        }
                         moved = true
                         posterior = nil
                     } else if let r = m.distance, r > 0 {
@@ -125,6 +136,12 @@ public struct ScenarioRun: Sendable {
                             let v = scenario.channelSounding.rangeStandardDeviation * scenario.channelSounding.rangeStandardDeviation
                             posterior = RangeOnlyPosterior(firstRangeMetres: r, antennaInWorld: device.positionInWorld,
                                                            density: scenario.channelSounding.rangeErrorDensity, variance: v)
+                            if let origin = carryOrigin, options.carrySpeed > 0 {
+                                let reach = options.carrySpeed * max(m.timestamp - origin.since, 0)
+                                posterior!.multiply(byGaussianWithMean: origin.mean,
+                                                    covariance: origin.covariance + Matrix3.scaledIdentity(reach * reach / 3))
+                            }
+                            carryOrigin = nil
                         } else {
                             posterior!.add(rangeMetres: r, antennaInWorld: device.positionInWorld)
                         }

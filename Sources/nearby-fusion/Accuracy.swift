@@ -21,7 +21,8 @@ struct Accuracy: ParsableCommand {
         a stop); Bluetooth \
         Channel Sounding tags a third, which times the first angle against the Cramér–Rao bound \
         and against the exact posterior of the tag's position from its ranges (a grid, followed \
-        to the end of the run, afresh after the tag moved: 0.2–1 s more per run), scores the \
+        to the end of the run, afresh after the tag moved — from where it was when the app said \
+        so, as the engine: 0.2–1 s more per run), scores the \
         published distance against the raw ranges (throughout, and while the tag itself moves) \
         with its lag, and sets the engine's mean NEES beside the posterior's own. Under the \
         tables, every target of the issues on moving objects (9) and Channel Sounding (15) that \
