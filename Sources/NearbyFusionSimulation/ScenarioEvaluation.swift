@@ -137,9 +137,9 @@ public struct ScenarioRun: Sendable {
                             posterior = RangeOnlyPosterior(firstRangeMetres: r, antennaInWorld: device.positionInWorld,
                                                            density: scenario.channelSounding.rangeErrorDensity, variance: v)
                             if let origin = carryOrigin, options.carrySpeed > 0 {
-                                let reach = options.carrySpeed * max(m.timestamp - origin.since, 0)
+                                let carried = options.carryDisplacementVariance(seconds: m.timestamp - origin.since)
                                 posterior!.multiply(byGaussianWithMean: origin.mean,
-                                                    covariance: origin.covariance + Matrix3.scaledIdentity(reach * reach / 3))
+                                                    covariance: origin.covariance + Matrix3.scaledIdentity(carried))
                             }
                             carryOrigin = nil
                         } else {

@@ -751,8 +751,7 @@ extension ObjectTracker {
     /// carried at up to `v` from `N(μ₀, P₀)` for `T` seconds lies in the tile.
     private mutating func weighByCarryOrigin(at t: Double, options o: FusionOptions) {
         guard let origin = carryOrigin, o.carrySpeed > 0 else { return }
-        let reach = o.carrySpeed * max(t - origin.since, 0)
-        let spread = origin.covariance + Matrix3.scaledIdentity(reach * reach / 3)
+        let spread = origin.covariance + Matrix3.scaledIdentity(o.carryDisplacementVariance(seconds: t - origin.since))
         mixture.reweighPriors { h in logGaussianDensity(h.meanInWorld, mean: origin.meanInWorld, covariance: spread + h.covariance) }
     }
 

@@ -439,6 +439,15 @@ public struct FusionOptions: Sendable, Hashable {
     /// so the prior is wide rather than wrong. 0 acquires the tag afresh with no prior
     /// (as before 2026-11-25).
     public var carrySpeed: Double = 1.4
+
+    /// The variance per axis, m², of where a tag carried for `T` seconds may be now relative
+    /// to where it was: `(v T)² / 3`, `v` = ``carrySpeed`` (a length `v T` in a direction
+    /// nobody knows). What the engine's fresh acquisition after a reported carry widens its
+    /// prior by, and the evaluation's exact posterior with it.
+    @inlinable public func carryDisplacementVariance(seconds T: Double) -> Double {
+        let reach = carrySpeed * max(T, 0)
+        return reach * reach / 3
+    }
     /// Coaching thresholds for a Channel Sounding accessory: the bearing σ at which its
     /// horizontal angle is published (radians), and the position σ across the line of sight
     /// and in height (metres, at least `channelSoundingPositionFractionOfDistance` of the

@@ -163,12 +163,9 @@ public struct PositionMixture: Sendable {
                 h[i].logWeight += f
             }
         }
-        var maximum = -Double.infinity
-        for h in hypotheses where h.priorLogWeight > maximum { maximum = h.priorLogWeight }
-        var sum = 0.0
-        for h in hypotheses { sum += exp(h.priorLogWeight - maximum) }
-        let logPriorTotal = maximum + log(sum)
-        hypotheses.withUnsafeMutableBufferPointer { h in for i in h.indices { h[i].priorLogWeight -= logPriorTotal } }
+        if let logPriorTotal = logTotal(\.priorLogWeight) {
+            hypotheses.withUnsafeMutableBufferPointer { h in for i in h.indices { h[i].priorLogWeight -= logPriorTotal } }
+        }
         normalize()
     }
 
@@ -253,18 +250,25 @@ public struct PositionMixture: Sendable {
 
     /// Renormalises the log weights so that `Σ exp(logWᵢ) = 1`.
     mutating func normalize() {
-        var maximum = -Double.infinity
-        for h in hypotheses where h.logWeight > maximum { maximum = h.logWeight }
-        guard maximum.isFinite else {
+        guard let logTotal = logTotal(\.logWeight) else {
             // Every weight underflowed: restart from equal weights rather than NaN.
             let equal = -log(Double(max(hypotheses.count, 1)))
             hypotheses.withUnsafeMutableBufferPointer { h in for i in h.indices { h[i].logWeight = equal } }
             return
         }
-        var sum = 0.0
-        for h in hypotheses { sum += exp(h.logWeight - maximum) }
-        let logTotal = maximum + log(sum)
         hypotheses.withUnsafeMutableBufferPointer { h in for i in h.indices { h[i].logWeight -= logTotal } }
+    }
+
+    /// `log Σ exp(vᵢ)` of one log weight of every hypothesis (`logWeight` or
+    /// `priorLogWeight`), from the largest; `nil` when the largest is not finite.
+    @inline(__always)
+    private func logTotal(_ value: KeyPath<PositionHypothesis, Double>) -> Double? {
+        var maximum = -Double.infinity
+        for h in hypotheses where h[keyPath: value] > maximum { maximum = h[keyPath: value] }
+        guard maximum.isFinite else { return nil }
+        var sum = 0.0
+        for h in hypotheses { sum += exp(h[keyPath: value] - maximum) }
+        return maximum + log(sum)
     }
 
     /// Drops hypotheses lighter than `minimumWeight` (always keeping the heaviest), then
