@@ -109,18 +109,11 @@ struct ObjectTracker: Sendable {
     /// Where an object no direction reaches was (its estimate's moments, world frame, m and
     /// m²) when the app said it started to move, and since when (seconds): the prior of its
     /// fresh acquisition (``FusionOptions/carrySpeed``); `nil` once it converged again.
-    /// (A reference, 8 bytes in the tracker instead of 112: the steady-state update moves the
-    /// tracker's fields about, and does not need these; made only when the app says so.)
     var carryOrigin: CarryOrigin?
-    final class CarryOrigin: Sendable {
-        let meanInWorld: Vector3
-        let covariance: Matrix3
-        let since: Double
-        init(meanInWorld: Vector3, covariance: Matrix3, since: Double) {
-            self.meanInWorld = meanInWorld
-            self.covariance = covariance
-            self.since = since
-        }
+    struct CarryOrigin: Sendable {
+        var meanInWorld: Vector3
+        var covariance: Matrix3
+        var since: Double
     }
     /// What the coaching remembers between updates (latched movement, hysteresis).
     var coaching = CoachingMemory()
