@@ -44,17 +44,24 @@ enum ReportHTML {
     }
 
     /// Round tick values covering `lo…hi`: the step is 1, 2 or 5 × 10ᵏ, the smallest giving at
-    /// most `count` + 1 ticks.
+    /// most `count` + 1 ticks. The ticks are counted before they are made, `lo + i × step` for
+    /// `i` in `0…n`, so that no span — however wide, or so far from zero that adding the step
+    /// no longer moves a value — makes more than `count` + 2 of them; a span that is not a
+    /// finite positive number gets its two ends alone.
     static func niceTicks(_ lo: Double, _ hi: Double, count: Int = 5) -> (step: Double, ticks: [Double]) {
+        guard lo.isFinite, hi.isFinite else { return (1, [lo, hi].filter(\.isFinite)) }
         let span = max(hi - lo, 1e-9)
         let raw = span / Double(count)
         let magnitude = pow(10, (log10(raw)).rounded(.down))
         let step = [1.0, 2, 5, 10].map { $0 * magnitude }.first { $0 >= raw } ?? 10 * magnitude
-        var ticks: [Double] = []
-        var v = (lo / step).rounded(.up) * step
-        while v <= hi + 1e-9 * step {
-            ticks.append(abs(v) < 1e-12 * step ? 0 : v)
-            v += step
+        let first = (lo / step).rounded(.up) * step
+        guard span.isFinite, step.isFinite, step > 0, first.isFinite else { return (span, [lo, hi]) }
+        let steps = ((hi + 1e-9 * step - first) / step).rounded(.down)
+        guard steps.isFinite, steps >= 0 else { return (step, []) }
+        let n = Int(min(steps, Double(count + 1)))
+        let ticks = (0...n).map { i -> Double in
+            let v = first + Double(i) * step
+            return abs(v) < 1e-12 * step ? 0 : v
         }
         return (step, ticks)
     }

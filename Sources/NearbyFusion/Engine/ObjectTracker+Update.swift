@@ -29,8 +29,16 @@ extension ObjectTracker {
         let lightingLimited: Bool
     }
 
-    /// One UWB update for this object: fusion, then what is published.
+    /// One UWB update for this object: fusion, then what is published, every output within
+    /// the format's bounds (``NearbyObjectEstimate/withholdOutputsBeyondBounds()``).
     mutating func ingest(_ measurement: UWBMeasurement, context: Context) -> NearbyObjectEstimate {
+        var estimate = fuseAndPublish(measurement, context: context)
+        estimate.withholdOutputsBeyondBounds()
+        return estimate
+    }
+
+    @inline(__always)
+    private mutating func fuseAndPublish(_ measurement: UWBMeasurement, context: Context) -> NearbyObjectEstimate {
         let t = measurement.timestamp
         let capabilities = context.capabilities
 

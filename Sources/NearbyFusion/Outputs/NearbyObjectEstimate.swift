@@ -57,3 +57,29 @@ public struct SessionConvergenceUpdate: Sendable, Hashable {
         self.convergence = convergence
     }
 }
+
+// MARK: - Bounds of what is published
+
+extension NearbyObjectEstimate {
+    /// The largest magnitude, metres, of a published position coordinate (world frame): the
+    /// recording format's bound on the coordinates it accepts (1,000 km from the VIO origin),
+    /// so that whatever the engine publishes can be written and read back.
+    public static let largestCoordinateMetres = 1e6
+    /// The largest published distance, metres: the recording format's bound on a range
+    /// (no UWB or Channel Sounding radio reaches a kilometre).
+    public static let largestDistanceMetres = 1e3
+
+    /// Withholds (`nil`) an output beyond the format's bounds: a `worldTransform` whose
+    /// translation has a coordinate beyond ±``largestCoordinateMetres`` (an object estimated
+    /// just past the edge of an accepted VIO frame), and a `distance` beyond
+    /// ``largestDistanceMetres``. Everything else is left as it is.
+    @inline(__always)
+    mutating func withholdOutputsBeyondBounds() {
+        if let w = worldTransform {
+            let p = w.translation
+            let m = Self.largestCoordinateMetres
+            if !(abs(p.x) <= m && abs(p.y) <= m && abs(p.z) <= m) { worldTransform = nil }
+        }
+        if let d = distance, !(d <= Self.largestDistanceMetres) { distance = nil }
+    }
+}

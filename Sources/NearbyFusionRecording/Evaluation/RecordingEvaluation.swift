@@ -138,6 +138,38 @@ public struct ObjectEvaluation: Codable, Sendable {
              boundAngleDegrees, boundAllowsAngleAfterSeconds, convergenceLagSeconds, convergedShareAfterFirst, statusChangesPerMinute,
              rawDirectionAvailability, rawHorizontalAngleErrorDegrees, rangeError, distanceError, motionReport
     }
+
+    /// Every figure that is absent when it has nothing to measure, except the times that can
+    /// be *never* — ``timeToConvergenceSeconds``, ``boundAllowsAngleAfterSeconds`` and
+    /// ``convergenceLagSeconds`` — which are written as `null`: a JSON consumer then reads
+    /// "never", not a missing key or a number.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(object, forKey: .object)
+        try c.encode(updates, forKey: .updates)
+        try c.encodeIfPresent(horizontalAngleErrorDegrees, forKey: .horizontalAngleErrorDegrees)
+        try c.encodeIfPresent(positionErrorMetres, forKey: .positionErrorMetres)
+        try c.encode(availability, forKey: .availability)
+        try c.encode(verticalConfusion, forKey: .verticalConfusion)
+        try c.encode(timeToConvergenceSeconds, forKey: .timeToConvergenceSeconds)
+        try c.encodeIfPresent(falseConvergedRate, forKey: .falseConvergedRate)
+        try c.encodeIfPresent(meanNEES, forKey: .meanNEES)
+        try c.encodeIfPresent(meanNEESByMinute, forKey: .meanNEESByMinute)
+        try c.encodeIfPresent(meanNEESWhileMoving, forKey: .meanNEESWhileMoving)
+        try c.encodeIfPresent(meanNEESWhileStill, forKey: .meanNEESWhileStill)
+        try c.encodeIfPresent(crlbPositionMetres, forKey: .crlbPositionMetres)
+        try c.encodeIfPresent(rmseOverCRLB, forKey: .rmseOverCRLB)
+        try c.encodeIfPresent(boundAngleDegrees, forKey: .boundAngleDegrees)
+        try c.encode(boundAllowsAngleAfterSeconds, forKey: .boundAllowsAngleAfterSeconds)
+        try c.encode(convergenceLagSeconds, forKey: .convergenceLagSeconds)
+        try c.encodeIfPresent(convergedShareAfterFirst, forKey: .convergedShareAfterFirst)
+        try c.encodeIfPresent(statusChangesPerMinute, forKey: .statusChangesPerMinute)
+        try c.encodeIfPresent(rawDirectionAvailability, forKey: .rawDirectionAvailability)
+        try c.encodeIfPresent(rawHorizontalAngleErrorDegrees, forKey: .rawHorizontalAngleErrorDegrees)
+        try c.encodeIfPresent(rangeError, forKey: .rangeError)
+        try c.encodeIfPresent(distanceError, forKey: .distanceError)
+        try c.encodeIfPresent(motionReport, forKey: .motionReport)
+    }
 }
 
 /// A radio's range errors against the truth, `e = z − ‖p − a‖` (metres; `p` the object's

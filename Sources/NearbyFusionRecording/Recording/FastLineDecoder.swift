@@ -285,7 +285,7 @@ struct FastLineDecoder {
         } while sc.expect(UInt8(ascii: ","))
         guard sc.expect(UInt8(ascii: "}")) else { return nil }
         sc.skipSpace()
-        guard sc.i == sc.n, seen & Key.t.rawValue != 0, t.isFinite else { return nil }
+        guard sc.i == sc.n, seen & Key.t.rawValue != 0, abs(t) <= RecordingDecoder.largestTime else { return nil }
         if let last = lastTime, t < last { return nil }
         if isPose {
             guard seen & (Key.position.rawValue | Key.orientation.rawValue | Key.tracking.rawValue) ==

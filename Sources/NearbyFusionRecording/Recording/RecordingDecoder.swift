@@ -214,6 +214,9 @@ struct RecordingDecoder {
         guard let v = value["t"] else { throw error("t", "missing required key") }
         guard case .number(let t) = v else { throw error("t", "expected a number, found \(v.typeName)") }
         guard t.isFinite else { throw error("t", "not a finite number") }
+        guard abs(t) <= Self.largestTime else {
+            throw error("t", "a time beyond \(Int(Self.largestTime)) s of the clock's origin")
+        }
         if let last = lastTime, t < last { throw error("t", "time goes backwards (\(t) after \(last))") }
         lastTime = t
         return t
@@ -233,13 +236,19 @@ struct RecordingDecoder {
     }
 
     /// Positions are within this distance of the VIO origin, metres (1,000 km): a VIO session
-    /// that has travelled further is not one this engine can use, and its numbers would only
-    /// be echoed into the estimates.
-    static let largestCoordinate = 1e6
+    /// that has travelled further is not one this engine can use. The engine publishes no
+    /// position beyond it either (``NearbyObjectEstimate/largestCoordinateMetres``), so that
+    /// what is accepted can always be written back.
+    static let largestCoordinate = NearbyObjectEstimate.largestCoordinateMetres
     /// Ranges are at most this, metres: UWB and Bluetooth Channel Sounding reach tens of
     /// metres; anything beyond a kilometre is a broken recording (ranges beyond
     /// `FusionOptions.maximumRange` are valid and never fused).
-    static let largestDistance = 1e3
+    static let largestDistance = NearbyObjectEstimate.largestDistanceMetres
+    /// Times are within this many seconds of the clock's origin (about 317 years): any clock
+    /// a device keeps — since boot, or Unix time in seconds — with consecutive times still
+    /// apart by microseconds. Beyond it, neighbouring updates at a 100 Hz rate become the
+    /// same number, and a span of 10³⁰⁰ s is no session anyone can draw or score.
+    static let largestTime = 1e10
 
     private func vector3(_ v: JSONValue, key: String) throws(RecordingError) -> Vector3 {
         let n = try numbers(v, key: key, count: 3)
