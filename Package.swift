@@ -5,8 +5,10 @@
 //
 //   NearbyFusion                  the pure core: maths, measurements, estimator, convergence,
 //                                 outputs, engine. No file, thread, clock or global.
-//   NearbyFusionRecording         the edge: the recording format, replay, evaluation.
+//   NearbyFusionRecording         the edge: the recording format and replay.
 //   NearbyFusionSimulation        the seeded simulator (writes recordings).
+//   NearbyFusionEvaluation        scoring against truth: recordings, scenarios, targets,
+//                                 the bound, the exact posterior, the fleet, the report.
 //   NearbyFusionSession           the NISession-shaped API and its data sources.
 //   ARKit                         a stand-in for the ARKit types camera assistance checks
 //                                 (Linux and macOS have no ARKit), for setARSession(_:).
@@ -24,6 +26,7 @@ let package = Package(
         .library(name: "NearbyFusion", targets: ["NearbyFusion"]),
         .library(name: "NearbyFusionRecording", targets: ["NearbyFusionRecording"]),
         .library(name: "NearbyFusionSimulation", targets: ["NearbyFusionSimulation"]),
+        .library(name: "NearbyFusionEvaluation", targets: ["NearbyFusionEvaluation"]),
         .library(name: "NearbyFusionSession", targets: ["NearbyFusionSession"]),
         .library(name: "ARKit", targets: ["ARKit"]),
         .library(name: "NearbyFusionSimulatedSources", targets: ["NearbyFusionSimulatedSources"]),
@@ -53,6 +56,12 @@ let package = Package(
         // MARK: - Edge
         .target(name: "NearbyFusionRecording", dependencies: ["NearbyFusion"]),
         .target(name: "NearbyFusionSimulation", dependencies: ["NearbyFusion", "NearbyFusionRecording"]),
+        /// Scoring against truth: recordings, simulated scenarios and their targets, the
+        /// Cramér–Rao bound, the exact posterior, the fleet's pool, the report's model and page.
+        .target(
+            name: "NearbyFusionEvaluation",
+            dependencies: ["NearbyFusion", "NearbyFusionRecording", "NearbyFusionSimulation"]
+        ),
         /// ARKit's configuration and session types as far as Nearby Interaction reads them, so
         /// that an app's `import ARKit` and `setARSession(_:)` build where Apple ships no ARKit.
         .target(name: "ARKit"),
@@ -67,6 +76,7 @@ let package = Package(
                 "NearbyFusion",
                 "NearbyFusionRecording",
                 "NearbyFusionSimulation",
+                "NearbyFusionEvaluation",
                 "CMallocCounter",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -77,7 +87,10 @@ let package = Package(
         .target(name: "CLibFuzzer", path: "Sources/CLibFuzzer"),
         .executableTarget(
             name: "nearby-fusion-fuzz",
-            dependencies: ["NearbyFusion", "NearbyFusionRecording", "NearbyFusionSession", "NearbyFusionSimulation", "CLibFuzzer"]
+            dependencies: [
+                "NearbyFusion", "NearbyFusionRecording", "NearbyFusionSession", "NearbyFusionSimulation",
+                "NearbyFusionEvaluation", "CLibFuzzer",
+            ]
         ),
 
         // MARK: - Tests
@@ -94,7 +107,7 @@ let package = Package(
             name: "NearbyFusionTests",
             dependencies: [
                 "NearbyFusion", "NearbyFusionRecording", "NearbyFusionSimulation", "NearbyFusionSession",
-                "NearbyFusionSimulatedSources", "NearbyFusionTestSupport",
+                "NearbyFusionEvaluation", "NearbyFusionSimulatedSources", "NearbyFusionTestSupport",
             ]
         ),
     ],

@@ -1,5 +1,7 @@
 import Foundation
 import NearbyFusion
+import NearbyFusionEvaluation
+import NearbyFusionEvaluation
 import NearbyFusionRecording
 import NearbyFusionSession
 import NearbyFusionSimulation
@@ -14,7 +16,7 @@ import NearbyFusionSimulation
 /// - normally: a command that replays files (a saved corpus) through a target, so that the
 ///   corpus is a regression test without the fuzzer.
 enum FuzzTargets {
-    static let all = ["decoders", "script", "coaching", "tokens", "datasets", "archive"]
+    static let all = ["decoders", "script", "coaching", "tokens", "datasets", "replay", "evaluate", "report", "coach", "merge", "archive"]
 
     /// A header that declares the objects most lines name, so that mutated lines after it
     /// reach the fast decoder.
@@ -38,10 +40,56 @@ enum FuzzTargets {
             let split = bytes.firstIndex(of: 0xFF)
             let uwb = Data(bytes[..<(split ?? bytes.endIndex)])
             let capture = split.map { Data(bytes[($0 + 1)...]) } ?? uwb
-            _ = try? LIASPlanarUWB.events(uwb: uwb, uwbFile: "uwb", motionCapture: capture, motionCaptureFile: "capture")
+            // What `convert` writes of what it accepts always reads back.
+            if let events = try? LIASPlanarUWB.events(uwb: uwb, uwbFile: "uwb", motionCapture: capture, motionCaptureFile: "capture") {
+                let written = JSONLines.text(events)
+                if case .error(let message) = read(Array(written.utf8), fastPath: true) {
+                    fatalError("convert wrote a recording that does not read back: \(message)")
+                }
+            }
             // The trajectory readers (`simulate --tum/--euroc`, scripts' `path`) on the same bytes.
             _ = try? TrajectoryFormats.readTUM(Data(bytes), file: "tum")
             _ = try? TrajectoryFormats.readEuRoC(Data(bytes), file: "euroc")
+        case "replay":
+            // `replay`: every estimate line finite and inside the format's bounds.
+            let reader = RecordingReader(bytes: recording(bytes), name: "fuzz")
+            try? RecordingReplay.drive(reader: reader, name: "fuzz") { step in
+                if case .uwb(_, _, let e, _) = step { checkPublishable(e) }
+            }
+        case "evaluate":
+            // `evaluate --json`: the evaluation of what replays, encoded.
+            var evaluator: RecordingEvaluator?
+            let reader = RecordingReader(bytes: recording(bytes), name: "fuzz")
+            guard (try? RecordingReplay.drive(reader: reader, name: "fuzz", withMoments: true, start: { h in
+                evaluator = RecordingEvaluator(header: h)
+            }, step: { evaluator?.observe($0) })) != nil, let evaluator else { return }
+            let report = evaluator.report(recording: "fuzz")
+            guard let json = try? jsonEncoder.encode(report) else { fatalError("evaluate --json cannot encode \(report)") }
+            _ = json
+            var pool = EvaluationPool([report])
+            pool.merge(EvaluationPool([report]))
+            _ = pool.total()
+        case "report":
+            // `report`: the page of what replays (its size set by the events, never by a value).
+            guard let data = try? ReportData.collect(reader: RecordingReader(bytes: recording(bytes), name: "fuzz"), name: "fuzz")
+            else { return }
+            _ = ReportHTML.render(data)
+        case "coach":
+            // `coach`: the bytes up to the first 0xFF are the expectations, the rest the
+            // recording's lines after the header.
+            let split = bytes.firstIndex(of: 0xFF) ?? bytes.endIndex
+            let text = String(decoding: bytes[..<split], as: UTF8.self)
+            let lines = split < bytes.endIndex ? Array(bytes[(split + 1)...]) : []
+            guard let expectations = try? CoachingExpectation.parse(text, file: "fuzz") else { return }
+            _ = try? CoachingCheck.check(reader: RecordingReader(bytes: recording(lines), name: "fuzz"), name: "fuzz",
+                                         expectations: expectations)
+        case "merge":
+            // `merge`: a shard's document, decoded and added to itself.
+            guard let pool = try? JSONDecoder().decode(EvaluationPool.self, from: Data(bytes)) else { return }
+            var merged = pool
+            merged.merge(pool)
+            _ = merged.total()
+            _ = try? jsonEncoder.encode(merged)
         case "tokens":
             let data = Data(bytes)
             _ = NIDiscoveryToken(data: data)
@@ -55,6 +103,35 @@ enum FuzzTargets {
         default:
             fatalError("unknown fuzz target '\(target)' (one of \(all.joined(separator: ", ")))")
         }
+    }
+
+    /// A whole recording: the bytes as they are when they start with a header line, else
+    /// after ``header`` (so that both whole recordings and mutated lines are seeds).
+    static func recording(_ bytes: [UInt8]) -> [UInt8] {
+        bytes.starts(with: Array(#"{"type":"header""#.utf8)) ? bytes : header + bytes
+    }
+
+    static let jsonEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
+
+    /// A published estimate no reader would refuse: finite numbers, a position within the
+    /// format's ±1,000,000 m, a distance within 1,000 m, a unit direction.
+    static func checkPublishable(_ e: NearbyObjectEstimate) {
+        if let d = e.distance, !(d.isFinite && d >= 0 && d <= NearbyObjectEstimate.largestDistanceMetres) {
+            fatalError("published distance \(d)")
+        }
+        if let u = e.direction, !(abs(u.length - 1) < 1e-6) { fatalError("published direction \(u)") }
+        if let a = e.horizontalAngle, !a.isFinite { fatalError("published horizontalAngle \(a)") }
+        if let w = e.worldTransform {
+            let p = w.translation, m = NearbyObjectEstimate.largestCoordinateMetres
+            if !(abs(p.x) <= m && abs(p.y) <= m && abs(p.z) <= m) { fatalError("published worldTransform \(p)") }
+        }
+        if let v = e.velocity, !v.isFinite { fatalError("published velocity \(v)") }
+        let line = EstimateStreamLine.object(e).jsonLine
+        if line.contains("nan") { fatalError("estimate line \(line)") }
     }
 
     /// The whole reader, through the fast decoder and through the strict one alone: the same

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NearbyFusion
+import NearbyFusionEvaluation
 import NearbyFusionRecording
 import NearbyFusionSimulation
 import Synchronization

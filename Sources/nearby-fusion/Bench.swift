@@ -2,6 +2,7 @@ import ArgumentParser
 import CMallocCounter
 import Foundation
 import NearbyFusion
+import NearbyFusionEvaluation
 import NearbyFusionRecording
 
 struct Bench: ParsableCommand {

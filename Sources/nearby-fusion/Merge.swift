@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NearbyFusionEvaluation
 import NearbyFusionRecording
 
 /// Adds up the shards of a fleet evaluation (`evaluate FOLDER --shard K/N --json`).

@@ -9,7 +9,7 @@ import Testing
 struct FuzzCorpusTests {
     static let corpus = CommandLineTests.packageRoot.appendingPathComponent("Tests/FuzzCorpus")
 
-    @Test(arguments: ["decoders", "script", "coaching", "tokens", "datasets", "archive"])
+    @Test(arguments: ["decoders", "script", "coaching", "tokens", "datasets", "replay", "evaluate", "report", "coach", "merge", "archive"])
     func everySavedInputPassesItsTarget(target: String) throws {
         let folder = Self.corpus.appendingPathComponent(target)
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted().map { folder.appendingPathComponent($0).path }

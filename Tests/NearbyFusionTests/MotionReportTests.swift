@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import NearbyFusion
+import NearbyFusionEvaluation
 import NearbyFusionRecording
 import NearbyFusionSimulation
 

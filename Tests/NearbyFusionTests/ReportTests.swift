@@ -1,4 +1,5 @@
 import Foundation
+import NearbyFusionEvaluation
 import NearbyFusionRecording
 import Testing
 

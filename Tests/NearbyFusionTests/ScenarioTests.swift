@@ -1,5 +1,6 @@
 import Foundation
 import NearbyFusion
+import NearbyFusionEvaluation
 import NearbyFusionRecording
 import NearbyFusionSimulation
 import Testing

@@ -149,11 +149,23 @@ public enum RecordingReplay {
                              onProgress: (Int) -> Void = { _ in },
                              start: (RecordingHeader) throws -> Void = { _ in },
                              step: (Step) throws -> Void) throws {
-        var reader = try RecordingReader(path: path)
+        try drive(reader: RecordingReader(path: path), name: path, options: options, cameraAssistance: cameraAssistance,
+                  pipelined: pipelined, withMoments: withMoments, onProgress: onProgress, start: start, step: step)
+    }
+
+    /// ``drive(path:options:cameraAssistance:pipelined:withMoments:onProgress:start:step:)``
+    /// over a reader that has not read its header yet (a recording held in memory,
+    /// ``RecordingReader/init(bytes:name:)``); `name` stands for the file in messages.
+    public static func drive(reader: RecordingReader, name: String, options: FusionOptions = FusionOptions(),
+                             cameraAssistance: Bool? = nil, pipelined: Bool = false, withMoments: Bool = false,
+                             onProgress: (Int) -> Void = { _ in },
+                             start: (RecordingHeader) throws -> Void = { _ in },
+                             step: (Step) throws -> Void) throws {
+        var reader = reader
         let header = try reader.readHeader()
         // One verdict for every command: what Nearby Interaction would refuse, refused here.
         if let (key, message) = header.sessionError {
-            throw ReplayError(description: "\(path):1: key '\(key)': \(message)")
+            throw ReplayError(description: "\(name):1: key '\(key)': \(message)")
         }
         try start(header)
         var driver = ReplayDriver(header: header, options: options, cameraAssistance: cameraAssistance)

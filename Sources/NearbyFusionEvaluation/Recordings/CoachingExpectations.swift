@@ -1,5 +1,6 @@
-import NearbyFusion
 import Foundation
+import NearbyFusion
+import NearbyFusionRecording
 
 /// What a coaching expectation file says must hold, and whether it did.
 ///
@@ -154,18 +155,25 @@ public enum CoachingCheck {
 
     public static func check(recording path: String, expectations: [CoachingExpectation],
                              options: FusionOptions = FusionOptions()) throws -> [CoachingVerdict] {
-        let replayed = try replay(path: path, options: options)
+        try check(reader: RecordingReader(path: path), name: path, expectations: expectations, options: options)
+    }
+
+    /// ``check(recording:expectations:options:)`` over a reader that has not read its header
+    /// yet (a recording held in memory); `name` stands for the file in messages.
+    public static func check(reader: RecordingReader, name: String, expectations: [CoachingExpectation],
+                             options: FusionOptions = FusionOptions()) throws -> [CoachingVerdict] {
+        let replayed = try replay(reader: reader, name: name, options: options)
         return expectations.map { verdict(on: $0, replayed) }
     }
 
     /// Replays the recording once and keeps what the expectations read.
-    static func replay(path: String, options: FusionOptions) throws -> Replayed {
+    static func replay(reader: RecordingReader, name: String, options: FusionOptions) throws -> Replayed {
         var replayed = Replayed()
         var start: Double?
         var ids: [String] = []
         var truth: [Vector3?] = []
         var lastPose: DevicePose?
-        try RecordingReplay.drive(path: path, options: options, start: { header in
+        try RecordingReplay.drive(reader: reader, name: name, options: options, start: { header in
             ids = header.objects.map(\.id)
             truth = Array(repeating: nil, count: ids.count)
         }) { step in

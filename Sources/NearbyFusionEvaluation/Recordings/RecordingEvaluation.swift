@@ -1,5 +1,6 @@
-import NearbyFusion
 import Foundation
+import NearbyFusion
+import NearbyFusionRecording
 
 /// Accuracy of the engine on one object of a recording that carries `truth` lines.
 public struct ObjectEvaluation: Codable, Sendable {

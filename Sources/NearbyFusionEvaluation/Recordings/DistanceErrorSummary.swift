@@ -1,4 +1,6 @@
 import Foundation
+import NearbyFusion
+import NearbyFusionRecording
 
 /// The published `distance` against the truth, beside the radio's own ranges: how much the
 /// fusion removes from the raw error, and how far it lags (per object: `evaluate`'s

@@ -1,3 +1,7 @@
+import Foundation
+import NearbyFusion
+import NearbyFusionRecording
+
 /// How well an object holds its convergence once it first has it: from the first converged
 /// update on, how many updates there were, how many of them were converged, how often the
 /// status changed (converged ↔ not) and the seconds they span. Counted as updates stream in,

@@ -1,4 +1,6 @@
+import Foundation
 import NearbyFusion
+import NearbyFusionRecording
 
 /// How well an object's published `motion` (`moving` / `stationary` / `unknown`) tells the
 /// truth, from its first convergence on: the share of updates that say `moving` while the

@@ -7,7 +7,7 @@ import NearbyFusionRecording
 /// Every time plot and the coaching lanes share one horizontal frame (``timeFrame``): the
 /// same left margin, width and time range, so that a moment lines up down the page. Ticks are
 /// round numbers (1, 2 or 5 × 10ᵏ), at most six per axis, so that labels never crowd.
-enum ReportHTML {
+public enum ReportHTML {
     static func escape(_ s: String) -> String {
         s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
             .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
@@ -353,7 +353,8 @@ extension ReportHTML {
     td.n{text-align:right;font-variant-numeric:tabular-nums}
     """
 
-    static func render(_ data: ReportData) -> String {
+    /// The self-contained page (inline SVG and CSS, no network) of `data`.
+    public static func render(_ data: ReportData) -> String {
         var html = """
         <!DOCTYPE html>
         <html lang="en"><head><meta charset="utf-8"><title>NearbyFusion report — \(escape(data.recording))</title>

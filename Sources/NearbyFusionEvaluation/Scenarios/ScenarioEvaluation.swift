@@ -1,6 +1,7 @@
 import Foundation
 import NearbyFusion
 import NearbyFusionRecording
+import NearbyFusionSimulation
 
 /// One published estimate with the truth at that moment.
 public struct EvaluatedUpdate: Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import NearbyFusion
 import NearbyFusionRecording
+import NearbyFusionSimulation
 
 /// The targets of issues 9 and 15 that a simulated scenario can judge, and the χ² band
 /// they read. (Speed targets are measured by `Benchmarks/`; the real drone sessions' targets

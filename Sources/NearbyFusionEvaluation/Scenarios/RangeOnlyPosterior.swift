@@ -1,5 +1,7 @@
 import Foundation
 import NearbyFusion
+import NearbyFusionRecording
+import NearbyFusionSimulation
 
 /// The exact posterior of a still object's position from ranges alone, on a grid: what an
 /// ideal estimator with perfect odometry and the radio's own noise model knows, for

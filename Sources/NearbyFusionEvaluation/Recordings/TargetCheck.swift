@@ -1,4 +1,6 @@
 import Foundation
+import NearbyFusion
+import NearbyFusionRecording
 
 /// One measurable target of the issues on moving objects (9) and Bluetooth Channel
 /// Sounding (15), judged on what a command measured: `nearby-fusion accuracy` judges the

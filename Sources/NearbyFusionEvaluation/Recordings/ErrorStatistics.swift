@@ -1,5 +1,6 @@
-import NearbyFusion
 import Foundation
+import NearbyFusion
+import NearbyFusionRecording
 
 /// Summary statistics of a set of errors, named as `evo` names them.
 public struct ErrorStatistics: Codable, Sendable, Equatable {

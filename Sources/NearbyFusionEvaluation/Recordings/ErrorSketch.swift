@@ -1,4 +1,6 @@
 import Foundation
+import NearbyFusion
+import NearbyFusionRecording
 
 /// A summary of a set of non-negative errors that merges across machines: the evaluation of
 /// a fleet of recordings in shards, each shard's sketch written to JSON and the sketches

@@ -1,4 +1,6 @@
 import Foundation
+import NearbyFusion
+import NearbyFusionRecording
 
 /// Everything a folder's total row needs, in a form that merges across machines: counts and
 /// sums add up, errors are kept as ``ErrorSketch``es. A fleet of recordings is evaluated in
