@@ -2,7 +2,7 @@ import Foundation
 import NearbyFusion
 import NearbyFusionRecording
 
-/// Named scenarios: the situations the fusion core's issue lists, used by the tests and
+/// Named scenarios: the situations the fusion core must handle, used by the tests and
 /// to make `Datasets/`. Each takes a seed; the motion is the coached one
 /// (sideways sweeps of ±30 cm, then up-down sweeps of ±25 cm) unless the name says otherwise.
 public enum ScenarioCatalogue {

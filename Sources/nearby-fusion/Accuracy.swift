@@ -26,7 +26,7 @@ struct Accuracy: ParsableCommand {
         so, as the engine: 0.2–1 s more per run), scores the \
         published distance against the raw ranges (throughout, and while the tag itself moves) \
         with its lag, and sets the engine's mean NEES beside the posterior's own. Under the \
-        tables, every target of the issues on moving objects (9) and Channel Sounding (15) that \
+        tables, every target for moving objects and for Channel Sounding tags that \
         the scenarios run can judge, with what was measured and a verdict: met, missed, or not \
         judged (the mean-NEES band and the rate of converged angles far off need 50 seeds).
         """)
@@ -87,7 +87,7 @@ struct Accuracy: ParsableCommand {
             rows.append(Self.accuracyRow(name, runs))
             if object?.moves == true { motionRows.append(Self.motionRow(name, runs)) }
             if object?.ranging == .bluetoothChannelSounding { channelSoundingRows.append(Self.channelSoundingRow(name, runs)) }
-            targets += IssueTargets.checks(for: make(1), runs: runs)
+            targets += ScenarioTargets.checks(for: make(1), runs: runs)
         }
         progress.withLock { $0.bar.finish() }
         if json {
@@ -113,7 +113,7 @@ struct Accuracy: ParsableCommand {
         if !targets.isEmpty {
             print("")
             print(TargetCheck.table(targets, subjectHeader: "scenario",
-                                    notJudgedReason: "they need --seeds \(IssueTargets.minimumSeeds) or more"))
+                                    notJudgedReason: "they need --seeds \(ScenarioTargets.minimumSeeds) or more"))
         }
     }
 

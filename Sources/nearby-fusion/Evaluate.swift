@@ -35,7 +35,7 @@ struct Evaluate: ParsableCommand {
     @Flag(help: "Print one JSON document instead of text (for a folder, with its mergeable `pool`).")
     var json = false
 
-    @Flag(help: "Also judge issue 9's targets for real distance-only sessions, per object: first convergence within 15 s of the bound allowing the angle, ≥ 90 % converged after it, angle error median ≤ 2° and p95 ≤ 6°, ≤ 1 status change a minute.")
+    @Flag(help: "Also judge the targets of real distance-only sessions, per object: first convergence within 15 s of the bound allowing the angle, ≥ 90 % converged after it, angle error median ≤ 2° and p95 ≤ 6°, ≤ 1 status change a minute.")
     var targets = false
 
     @Option(help: ArgumentHelp("Evaluate only shard K of N of a folder: the recordings whose index in path order is K − 1 modulo N. Merge the shards' --json documents with `merge`.", valueName: "K/N"))
@@ -248,7 +248,7 @@ struct Evaluate: ParsableCommand {
         }
     }
 
-    /// Issue 9's targets for real distance-only sessions (``RealSessionTargets``), one row
+    /// The targets of real distance-only sessions (``RealSessionTargets``), one row
     /// per target and object.
     static func printTargets(_ reports: [RecordingEvaluationReport]) {
         let checks = reports.flatMap { report in

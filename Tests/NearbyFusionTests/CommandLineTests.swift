@@ -52,8 +52,8 @@ struct CommandLineTests {
         #expect(cells.count == 25 && cells[11] == "—" && cells[12] == "—", "\(planar)")
         // The issues' targets under the tables: the planar sweeps never publish an angle more
         // than 15° off; the NEES band is not judged on four runs.
-        #expect(rows.contains("| 15 | cs-planar-sweeps | no published angle more than 15° off | no angle published | met |"), "\(first.stdout)")
-        #expect(rows.contains { $0.hasPrefix("| 15 | cs-planar-sweeps | mean NEES over ≥ 50 seeds") && $0.hasSuffix("| not judged |") })
+        #expect(rows.contains("| Channel Sounding | cs-planar-sweeps | no published angle more than 15° off | no angle published | met |"), "\(first.stdout)")
+        #expect(rows.contains { $0.hasPrefix("| Channel Sounding | cs-planar-sweeps | mean NEES over ≥ 50 seeds") && $0.hasSuffix("| not judged |") })
         #expect(rows.last?.hasPrefix("targets: ") == true && rows.last?.contains("not judged (they need --seeds 50 or more)") == true)
         // The options that reproduce the README's alternatives reach the engine and the
         // simulator, and bad values are refused.

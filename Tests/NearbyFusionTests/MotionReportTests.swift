@@ -152,7 +152,7 @@ struct DriftGeometryTests {
             anglesOff += off.horizontalAngleErrors
             anglesOn += considered.horizontalAngleErrors
         }
-        let band = IssueTargets.meanNEESBand(runs: 8)
+        let band = ScenarioTargets.meanNEESBand(runs: 8)
         let meanOff = neesOff.reduce(0, +) / Double(neesOff.count), meanOn = neesOn.reduce(0, +) / Double(neesOn.count)
         #expect(neesOn.count == 8 && band.contains(meanOn) && meanOff > band.upperBound, "mean NEES off \(meanOff), on \(meanOn), band \(band)")
         anglesOff.sort(); anglesOn.sort()

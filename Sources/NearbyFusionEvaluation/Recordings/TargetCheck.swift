@@ -2,12 +2,11 @@ import Foundation
 import NearbyFusion
 import NearbyFusionRecording
 
-/// One measurable target of the issues on moving objects (9) and Bluetooth Channel
-/// Sounding (15), judged on what a command measured: `nearby-fusion accuracy` judges the
-/// simulated scenarios' (`IssueTargets` in NearbyFusionSimulation), `evaluate --targets`
-/// the real distance-only sessions' (``RealSessionTargets``), so that each figure the issues
-/// ask for has a command that reproduces it and a verdict that does not depend on who
-/// reads the table.
+/// One measurable target — for moving objects, Bluetooth Channel Sounding tags or real
+/// distance-only sessions — judged on what a command measured: `nearby-fusion accuracy`
+/// judges the simulated scenarios' (``ScenarioTargets``), `evaluate --targets` the real
+/// distance-only sessions' (``RealSessionTargets``), so that each target has a command that
+/// reproduces its figure and a verdict that does not depend on who reads the table.
 public struct TargetCheck: Codable, Sendable, Hashable {
     public enum Verdict: String, Codable, Sendable, Hashable {
         case met
@@ -18,30 +17,40 @@ public struct TargetCheck: Codable, Sendable, Hashable {
         case notJudged = "not judged"
     }
 
-    /// The issue's number.
-    public var issue: Int
+    /// What a target is about.
+    public enum Area: String, Codable, Sendable, Hashable {
+        /// Objects that move, and the consistency of every object's estimate.
+        case movingObjects = "moving objects"
+        /// Bluetooth Channel Sounding tags (distance only; the direction from camera assistance).
+        case channelSounding = "Channel Sounding"
+        /// Real sessions of a device that measures no direction.
+        case distanceOnly = "distance only"
+    }
+
+    /// What the target is about.
+    public var area: Area
     /// What it is judged on: a scenario, or a recording's object.
     public var subject: String
-    /// The target, in the issue's words (shortened).
+    /// The target, named by what it measures.
     public var target: String
     /// What was measured, with the figures the verdict reads.
     public var measured: String
     public var verdict: Verdict
 
-    public init(issue: Int, subject: String, target: String, measured: String, verdict: Verdict) {
-        self.issue = issue
+    public init(area: Area, subject: String, target: String, measured: String, verdict: Verdict) {
+        self.area = area
         self.subject = subject
         self.target = target
         self.measured = measured
         self.verdict = verdict
     }
 
-    /// `checks` as a Markdown table (`| issue | <subject> | target | measured | verdict |`)
+    /// `checks` as a Markdown table (`| area | <subject> | target | measured | verdict |`)
     /// followed by a blank line and the count of each verdict; `notJudgedReason` explains
     /// the `not judged` ones.
     public static func table(_ checks: [TargetCheck], subjectHeader: String, notJudgedReason: String) -> String {
-        var lines = ["| issue | \(subjectHeader) | target | measured | verdict |", "| --- | --- | --- | --- | --- |"]
-        for c in checks { lines.append("| \(c.issue) | \(c.subject) | \(c.target) | \(c.measured) | \(c.verdict.rawValue) |") }
+        var lines = ["| area | \(subjectHeader) | target | measured | verdict |", "| --- | --- | --- | --- | --- |"]
+        for c in checks { lines.append("| \(c.area.rawValue) | \(c.subject) | \(c.target) | \(c.measured) | \(c.verdict.rawValue) |") }
         let met = checks.filter { $0.verdict == .met }.count, missed = checks.filter { $0.verdict == .missed }.count
         let notJudged = checks.count - met - missed
         lines.append("")
@@ -50,7 +59,7 @@ public struct TargetCheck: Codable, Sendable, Hashable {
     }
 }
 
-/// Issue 9's targets for real distance-only sessions (a device that measures no direction,
+/// The targets of real distance-only sessions (a device that measures no direction,
 /// ranging to objects that keep still, such as `../shared/datasets/ntu-viral/`), judged per
 /// object from its evaluation: first convergence within 15 s of the moment the Cramér–Rao
 /// bound allows the angle (``ObjectEvaluation/boundAngleDegrees``, 3° for UWB); at least 90 %
@@ -60,7 +69,7 @@ public enum RealSessionTargets {
     public static func checks(for o: ObjectEvaluation, subject: String) -> [TargetCheck] {
         var checks: [TargetCheck] = []
         func check(_ target: String, _ measured: String, _ met: Bool?) {
-            checks.append(TargetCheck(issue: 9, subject: subject, target: target, measured: measured,
+            checks.append(TargetCheck(area: .distanceOnly, subject: subject, target: target, measured: measured,
                                       verdict: met.map { $0 ? .met : .missed } ?? .notJudged))
         }
         let bound = o.boundAngleDegrees.map { String(format: "%g°", $0) } ?? "its angle"

@@ -5,11 +5,11 @@ import NearbyFusionRecording
 import NearbyFusionSimulation
 import Testing
 
-/// The issues' targets as `accuracy` judges them (`IssueTargets`): the χ² band they read,
-/// and verdicts that follow the runs — met where the engine does what the issue asks,
+/// The scenarios' targets as `accuracy` judges them (`ScenarioTargets`): the χ² band they read,
+/// and verdicts that follow the runs — met where the engine does what the target asks,
 /// missed where it cannot.
-@Suite("issue targets judged from seeded runs")
-struct IssueTargetTests {
+@Suite("targets judged from seeded runs")
+struct ScenarioTargetTests {
     /// Quantiles against published tables (Abramowitz & Stegun, table 26.8), to 4–5 digits.
     @Test func chiSquareQuantilesMatchTheTables() {
         let table: [(p: Double, k: Double, x: Double)] = [
@@ -17,14 +17,14 @@ struct IssueTargetTests {
             (0.99, 30, 50.8922), (0.05, 2, 0.102587), (0.975, 100, 129.561), (0.025, 100, 74.2219),
         ]
         for row in table {
-            let x = IssueTargets.chiSquareQuantile(row.p, degreesOfFreedom: row.k)
+            let x = ScenarioTargets.chiSquareQuantile(row.p, degreesOfFreedom: row.k)
             #expect(abs(x - row.x) < 1e-4 * row.x, "χ²(\(row.k)) at \(row.p): \(x), table \(row.x)")
         }
         // The band of 50 final NEES values of a 3-D position, which the README quotes.
-        let band = IssueTargets.meanNEESBand(runs: 50)
+        let band = ScenarioTargets.meanNEESBand(runs: 50)
         #expect(abs(band.lowerBound - 2.3597) < 1e-3 && abs(band.upperBound - 3.7160) < 1e-3, "\(band)")
         // More runs, a narrower band around the dimension.
-        let wide = IssueTargets.meanNEESBand(runs: 10), narrow = IssueTargets.meanNEESBand(runs: 1000)
+        let wide = ScenarioTargets.meanNEESBand(runs: 10), narrow = ScenarioTargets.meanNEESBand(runs: 1000)
         #expect(wide.lowerBound < narrow.lowerBound && narrow.lowerBound < 3 && 3 < narrow.upperBound && narrow.upperBound < wide.upperBound)
     }
 
@@ -41,13 +41,13 @@ struct IssueTargetTests {
     /// seeds; a phone held still never converges.
     @Test func theStillPeerMeetsItsTargetsAndAStillPhoneNeverConverges() {
         let (peer, peerRuns) = Self.runs("still-peer", seeds: 3)
-        let checks = IssueTargets.checks(for: peer, runs: peerRuns)
-        #expect(checks.count == 4 && checks.allSatisfy { $0.issue == 9 && $0.verdict == .met }, "\(checks)")
+        let checks = ScenarioTargets.checks(for: peer, runs: peerRuns)
+        #expect(checks.count == 4 && checks.allSatisfy { $0.area == .movingObjects && $0.verdict == .met }, "\(checks)")
         let (phone, phoneRuns) = Self.runs("still-phone", seeds: 2)
-        #expect(IssueTargets.checks(for: phone, runs: phoneRuns).map(\.verdict) == [.met])
+        #expect(ScenarioTargets.checks(for: phone, runs: phoneRuns).map(\.verdict) == [.met])
         // A scenario with no target of its own gets no row.
         let (coached, coachedRuns) = Self.runs("coached-sweep", seeds: 1)
-        #expect(IssueTargets.checks(for: coached, runs: coachedRuns).isEmpty)
+        #expect(ScenarioTargets.checks(for: coached, runs: coachedRuns).isEmpty)
     }
 
     /// Without camera assistance a walking friend gets no angle and no worldTransform: the
@@ -55,14 +55,14 @@ struct IssueTargetTests {
     /// judged on fewer than 50 runs.
     @Test func aWalkingPeerWithoutCameraAssistanceMissesItsTargets() {
         let (walker, runs) = Self.runs("walking-peer", seeds: 2, cameraAssistance: false)
-        let v = Self.verdicts(IssueTargets.checks(for: walker, runs: runs))
+        let v = Self.verdicts(ScenarioTargets.checks(for: walker, runs: runs))
         #expect(v["horizontalAngle within 3 s of the start of sweeping"] == .missed)
         #expect(v["angle error median ≤ 3°"] == .missed && v["angle error p95 ≤ 8°"] == .missed)
         #expect(v["worldTransform median ≤ 30 cm"] == .missed)
         #expect(v["mean NEES over ≥ 50 seeds inside the χ² 95 % band"] == .notJudged)
         // With it, the same two seeds meet them.
         let (_, assisted) = Self.runs("walking-peer", seeds: 2)
-        let w = Self.verdicts(IssueTargets.checks(for: walker, runs: assisted))
+        let w = Self.verdicts(ScenarioTargets.checks(for: walker, runs: assisted))
         #expect(w["horizontalAngle within 3 s of the start of sweeping"] == .met && w["angle error median ≤ 3°"] == .met)
     }
 
@@ -70,15 +70,15 @@ struct IssueTargetTests {
     /// for its first second.
     @Test func sweepingStartsAfterTheLeadingStillSegments() {
         let (walker, _) = Self.runs("walking-peer", seeds: 0)
-        #expect(IssueTargets.sweepingStart(of: walker) == 1)
+        #expect(ScenarioTargets.sweepingStart(of: walker) == 1)
         let (carried, _) = Self.runs("cs-carried", seeds: 0)
-        #expect(IssueTargets.walks(carried))
+        #expect(ScenarioTargets.walks(carried))
         let (planar, _) = Self.runs("cs-planar-sweeps", seeds: 0)
-        #expect(!IssueTargets.walks(planar))
+        #expect(!ScenarioTargets.walks(planar))
     }
 }
 
-/// Issue 9's targets for real distance-only sessions, as `evaluate --targets` judges them.
+/// The targets of real distance-only sessions, as `evaluate --targets` judges them.
 @Suite("real-session targets judged from an evaluation")
 struct RealSessionTargetTests {
     static func evaluation() throws -> ObjectEvaluation {
@@ -113,8 +113,8 @@ struct RealSessionTargetTests {
         let result = try CommandLineTests.run(["evaluate", "Datasets/distance-only.jsonl", "--targets"])
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n")
-        #expect(lines.contains("| 9 | distance-only.jsonl tag | ≥ 90 % of updates converged after the first convergence | 100.0 % | met |"))
-        #expect(lines.contains { $0.hasPrefix("| 9 | distance-only.jsonl tag | first convergence within 15 s of the bound allowing 3° | +22.8 s") && $0.hasSuffix("| missed |") })
+        #expect(lines.contains("| distance only | distance-only.jsonl tag | ≥ 90 % of updates converged after the first convergence | 100.0 % | met |"))
+        #expect(lines.contains { $0.hasPrefix("| distance only | distance-only.jsonl tag | first convergence within 15 s of the bound allowing 3° | +22.8 s") && $0.hasSuffix("| missed |") })
         #expect(lines.last == "targets: 3 met, 2 missed", "\(result.stdout)")
         #expect(try CommandLineTests.run(["evaluate", "Datasets/distance-only.jsonl", "--targets", "--json"]).status == 64)
     }
@@ -153,7 +153,7 @@ struct AccuracyJSONTests {
         #expect(planar["angleRMSEOverBound"] is NSNull)
         // The targets: as many as the table's rows, with the same verdicts.
         let targets = try #require(document["targets"] as? [[String: Any]])
-        let tableTargets = lines.filter { $0.hasPrefix("| 9 |") || $0.hasPrefix("| 15 |") }
+        let tableTargets = Array(lines.drop { !$0.hasPrefix("| area |") }.dropFirst(2).prefix { $0.hasPrefix("|") })
         #expect(targets.count == tableTargets.count && !targets.isEmpty)
         #expect(zip(targets, tableTargets).allSatisfy { t, line in line.hasSuffix("| \(t["verdict"] as? String ?? "?") |") })
     }

@@ -3,18 +3,18 @@ import NearbyFusion
 import NearbyFusionRecording
 import NearbyFusionSimulation
 
-/// The targets of issues 9 and 15 that a simulated scenario can judge, and the χ² band
-/// they read. (Speed targets are measured by `Benchmarks/`; the real drone sessions' targets
+/// The targets a simulated scenario can judge — for moving objects and for Bluetooth Channel
+/// Sounding tags — and the χ² band they read. (Speed targets are measured by `Benchmarks/`; the real drone sessions' targets
 /// by `evaluate ../shared/datasets/ntu-viral/ --targets`, `RealSessionTargets` in NearbyFusionRecording.)
-public enum IssueTargets {
-    /// The fewest runs over which the issues judge a mean NEES or a rate of converged
+public enum ScenarioTargets {
+    /// The fewest runs over which a target judges a mean NEES or a rate of converged
     /// updates far off ("over ≥ 50 seeds").
     public static let minimumSeeds = 50
 
-    /// Scenarios in which the engine must never converge (issue 9: "still phone, dark room,
-    /// camera assistance off must still never converge").
+    /// Scenarios in which the engine must never converge (a still phone, a dark room, camera
+    /// assistance off).
     static let neverConverging: Set<String> = ["still-phone", "dark-room", "camera-assistance-off"]
-    /// Walking peers with a direction (issue 9's walking-peer targets).
+    /// Walking peers with a direction (the walking-peer targets).
     static let walkingPeers: Set<String> = ["walking-peer", "peer-stop-and-go"]
     /// Distance-only walking peers ("never wrong").
     static let distanceOnlyPeers: Set<String> = ["distance-only-walking-peer", "distance-only-turning-peer"]
@@ -24,13 +24,13 @@ public enum IssueTargets {
     static let coachedChannelSounding: Set<String> = ["cs-coached-step", "cs-placed"]
 
     /// The checks `scenario` (its seed-1 instance; the name, the device path and whether its
-    /// object moves are what is read) can judge from `runs`; empty when the issues set it no
+    /// object moves are what is read) can judge from `runs`; empty when it has no
     /// target.
     public static func checks(for scenario: SimulationScenario, runs: [ScenarioRun]) -> [TargetCheck] {
         let name = scenario.name
         var checks: [TargetCheck] = []
-        func check(_ issue: Int, _ target: String, _ measured: String, _ met: Bool?) {
-            checks.append(TargetCheck(issue: issue, subject: name, target: target, measured: measured,
+        func check(_ area: TargetCheck.Area, _ target: String, _ measured: String, _ met: Bool?) {
+            checks.append(TargetCheck(area: area, subject: name, target: target, measured: measured,
                                       verdict: met.map { $0 ? .met : .missed } ?? .notJudged))
         }
         let object = scenario.objects.first
@@ -40,76 +40,76 @@ public enum IssueTargets {
 
         if neverConverging.contains(name) {
             let converged = runs.filter { $0.firstConvergedTime != nil }.count
-            check(9, "never converges", "converged in \(converged)/\(runs.count) runs", converged == 0)
+            check(.movingObjects, "never converges", "converged in \(converged)/\(runs.count) runs", converged == 0)
         }
         if name == "still-peer" {
             let late = runs.map { ($0.firstConvergedTime ?? .infinity) - sweepStart }
-            check(9, "first converged within 3 s of the start of sweeping", "latest \(seconds(late.max()))", (late.max() ?? .infinity) <= 3)
+            check(.movingObjects, "first converged within 3 s of the start of sweeping", "latest \(seconds(late.max()))", (late.max() ?? .infinity) <= 3)
             angleChecks(median: 2, p95: 6, angles, check)
             positionCheck(median: 0.10, positions, check)
         }
         if walkingPeers.contains(name) {
             let late = runs.map { ($0.firstAngleTime ?? .infinity) - sweepStart }
-            check(9, "horizontalAngle within 3 s of the start of sweeping", "latest \(seconds(late.max()))", (late.max() ?? .infinity) <= 3)
+            check(.movingObjects, "horizontalAngle within 3 s of the start of sweeping", "latest \(seconds(late.max()))", (late.max() ?? .infinity) <= 3)
             angleChecks(median: 3, p95: 8, angles, check)
             positionCheck(median: 0.30, positions, check)
         }
         if walkingPeers.contains(name) || distanceOnlyPeers.contains(name) {
             let worst = runs.map(\.worstConvergedAngleError).max() ?? 0
             let convergedRuns = runs.filter { $0.firstConvergedTime != nil }.count
-            check(9, "never converged more than 15° off",
+            check(.movingObjects, "never converged more than 15° off",
                   convergedRuns == 0 ? "never converged" : "worst converged \(degrees(worst)) (\(convergedRuns)/\(runs.count) runs converge)",
                   worst <= Angle.radians(degrees: 15))
         }
         if pickedUpTags.contains(name) {
             let started = runs.filter { $0.motionStart != nil }
             let reported = started.map { $0.movingReportedAfter ?? .infinity }
-            check(9, "`motion` says moving within 1 s of the start of motion",
+            check(.movingObjects, "`motion` says moving within 1 s of the start of motion",
                   "latest \(seconds(reported.max())) over \(started.count) runs", !started.isEmpty && (reported.max() ?? .infinity) <= 1)
             let stale = runs.map { $0.longestStaleTransform(beyond: 0.5) }.max() ?? 0
-            check(9, "no worldTransform more than 50 cm off for more than 1 s", "longest \(seconds(stale))", stale <= 1)
+            check(.movingObjects, "no worldTransform more than 50 cm off for more than 1 s", "longest \(seconds(stale))", stale <= 1)
         }
         if object?.moves == true || object?.ranging == .bluetoothChannelSounding {
-            let issue = object?.ranging == .bluetoothChannelSounding ? 15 : 9
+            let area: TargetCheck.Area = object?.ranging == .bluetoothChannelSounding ? .channelSounding : .movingObjects
             let nees = runs.compactMap(\.finalNEES)
             let band = meanNEESBand(runs: nees.count)
             let mean = Statistics.mean(nees)
-            check(issue, "mean NEES over ≥ \(minimumSeeds) seeds inside the χ² 95 % band",
+            check(area, "mean NEES over ≥ \(minimumSeeds) seeds inside the χ² 95 % band",
                   "\(mean.map { String(format: "%.3f", $0) } ?? "—") over \(nees.count) runs (band \(String(format: "%.3f–%.3f", band.lowerBound, band.upperBound)))",
                   nees.count >= minimumSeeds ? mean.map { band.contains($0) } ?? false : nil)
         }
         if coachedChannelSounding.contains(name) {
             let timing = runs.compactMap { $0.onTimeForBound(degrees: 10, within: 3) }
             let allowed = timing.count, onTime = timing.filter(\.angle).count, posteriorOnTime = timing.filter(\.posterior).count
-            check(15, "first horizontalAngle within 3 s of the bound's 10°",
+            check(.channelSounding, "first horizontalAngle within 3 s of the bound's 10°",
                   "\(onTime)/\(allowed) runs (the exact posterior: \(posteriorOnTime)/\(allowed))", allowed > 0 && onTime == allowed)
             let ratio = ScenarioRun.angleRMSEOverBound(runs)
-            check(15, "angle RMSE ≤ 1.3 × the bound", ratio.map { String(format: "%.2f ×", $0) } ?? "no angle", ratio.map { $0 <= 1.3 })
+            check(.channelSounding, "angle RMSE ≤ 1.3 × the bound", ratio.map { String(format: "%.2f ×", $0) } ?? "no angle", ratio.map { $0 <= 1.3 })
             let (far, converged) = ScenarioRun.convergedAngles(runs, beyond: Angle.radians(degrees: 20))
-            check(15, "converged more than 20° off on < 0.1 % of updates (≥ \(minimumSeeds) seeds)",
+            check(.channelSounding, "converged more than 20° off on < 0.1 % of updates (≥ \(minimumSeeds) seeds)",
                   "\(far)/\(converged) converged updates", judged ? Double(far) < 0.001 * Double(converged) || far == 0 : nil)
             let median = Statistics.quantile(positions, 0.5)
             // Never published is not met: the target is a worldTransform within 0.5 m.
-            check(15, "worldTransform median ≤ 0.5 m",
+            check(.channelSounding, "worldTransform median ≤ 0.5 m",
                   median.map { String(format: "%.3f m (%d/%d runs converge)", $0, runs.filter { $0.firstConvergedTime != nil }.count, runs.count) }
                       ?? "never published in \(runs.count) runs",
                   median.map { $0 <= 0.5 } ?? false)
         }
         if name == "cs-planar-sweeps" {
             let worst = angles.max()
-            check(15, "no published angle more than 15° off", worst.map(degrees) ?? "no angle published", (worst ?? 0) <= Angle.radians(degrees: 15))
+            check(.channelSounding, "no published angle more than 15° off", worst.map(degrees) ?? "no angle published", (worst ?? 0) <= Angle.radians(degrees: 15))
         }
         if object?.ranging == .bluetoothChannelSounding {
             let errors = runs.map(\.distanceErrors)
             let published = Statistics.quantile(errors.flatMap { $0.published.map(\.error) }, 0.5)
             let raw = Statistics.quantile(errors.flatMap { $0.raw.map(\.error) }, 0.5)
             if let published, let raw {
-                check(15, "published distance median error ≤ half the raw ranges'",
+                check(.channelSounding, "published distance median error ≤ half the raw ranges'",
                       String(format: "%.3f m against %.3f m (%.2f ×)", published, raw, published / raw), published <= 0.5 * raw)
             }
             if walks(scenario) {
                 let lag = Statistics.quantile(runs.compactMap { $0.distanceLag() }, 0.5)
-                check(15, "published distance lag ≤ 0.3 s while the user walks (median run)", lag.map { String(format: "%.2f s", $0) } ?? "—",
+                check(.channelSounding, "published distance lag ≤ 0.3 s while the user walks (median run)", lag.map { String(format: "%.2f s", $0) } ?? "—",
                       lag.map { $0 <= 0.3 })
             }
         }
@@ -196,15 +196,15 @@ public enum IssueTargets {
     }
 
     private static func angleChecks(median: Double, p95: Double, _ angles: [Double],
-                                    _ check: (Int, String, String, Bool?) -> Void) {
+                                    _ check: (TargetCheck.Area, String, String, Bool?) -> Void) {
         let m = Statistics.quantile(angles, 0.5), p = Statistics.quantile(angles, 0.95)
-        check(9, String(format: "angle error median ≤ %g°", median), m.map(degrees) ?? "no angle", m.map { $0 <= Angle.radians(degrees: median) } ?? false)
-        check(9, String(format: "angle error p95 ≤ %g°", p95), p.map(degrees) ?? "no angle", p.map { $0 <= Angle.radians(degrees: p95) } ?? false)
+        check(.movingObjects, String(format: "angle error median ≤ %g°", median), m.map(degrees) ?? "no angle", m.map { $0 <= Angle.radians(degrees: median) } ?? false)
+        check(.movingObjects, String(format: "angle error p95 ≤ %g°", p95), p.map(degrees) ?? "no angle", p.map { $0 <= Angle.radians(degrees: p95) } ?? false)
     }
 
-    private static func positionCheck(median: Double, _ positions: [Double], _ check: (Int, String, String, Bool?) -> Void) {
+    private static func positionCheck(median: Double, _ positions: [Double], _ check: (TargetCheck.Area, String, String, Bool?) -> Void) {
         let m = Statistics.quantile(positions, 0.5)
-        check(9, String(format: "worldTransform median ≤ %g cm", median * 100), m.map { String(format: "%.1f cm", $0 * 100) } ?? "never published",
+        check(.movingObjects, String(format: "worldTransform median ≤ %g cm", median * 100), m.map { String(format: "%.1f cm", $0 * 100) } ?? "never published",
               m.map { $0 <= median } ?? false)
     }
 
