@@ -26,6 +26,16 @@ public protocol NearbyDataSource: AnyObject, Sendable {
     func start(delivering sink: @escaping @Sendable (SourceEvent) -> Void)
     /// Stops delivering (idempotent).
     func stop()
+    /// The peers this source replays, by the discovery token that stands for each (the
+    /// recording's object identifier as the value), or `nil` for a source whose peers are
+    /// live sessions with tokens of their own. A session that runs with a peer token asks the
+    /// source: a token it does not list names no peer of this recording.
+    var recordedPeers: [NIDiscoveryToken: String]? { get }
+}
+
+extension NearbyDataSource {
+    /// Live peers only: `nil`.
+    public var recordedPeers: [NIDiscoveryToken: String]? { nil }
 }
 
 /// The app's own feed: it calls ``send(_:)`` with each VIO pose and UWB update.
@@ -71,13 +81,33 @@ public final class RecordingSource: NearbyDataSource {
     private let running = Mutex<Int>(0)   // generation: a stop or restart ends the previous thread
     private let position = Mutex<Int>(0)
 
+    /// The discovery tokens of the recording's peers, in the header's order: as if each had
+    /// arrived over the app's own channel, for `NINearbyPeerConfiguration(peerToken:)`. The
+    /// same recording always gives the same tokens (each is derived from the recording's
+    /// content and the peer's identifier), and they survive `NSKeyedArchiver`. Empty for a
+    /// source made from events without a header.
+    public let recordedPeerTokens: [NIDiscoveryToken]
+    public let recordedPeers: [NIDiscoveryToken: String]?
+
     /// Reads a recording file. Throws its `RecordingError`.
     public convenience init(path: String, speed: Double = .infinity,
                             sleep: @escaping @Sendable (Double) -> Void = { Thread.sleep(forTimeInterval: $0) }) throws {
-        var reader = try RecordingReader(path: path)
-        let header = try reader.readHeader()
+        try self.init(recording: RecordingReader.readAll(path: path), speed: speed, sleep: sleep)
+    }
+
+    /// Replays a recording's events (its header first, as ``RecordingReader`` reads them or
+    /// ``RecordingWriter`` writes them): poses, radio updates and removals are delivered;
+    /// `truth` and `motionState` lines are the recorder's, not the source's.
+    public convenience init(recording: [RecordingEvent], speed: Double = .infinity,
+                            sleep: @escaping @Sendable (Double) -> Void = { Thread.sleep(forTimeInterval: $0) }) throws {
+        guard case .header(let header)? = recording.first else {
+            throw RecordingError(file: "<recording>", line: 1, message: "the first event must be the header")
+        }
         var list: [SourceEvent] = []
-        while let e = try reader.next() {
+        // FNV-1a over every line as the format writes it: the recording's fingerprint.
+        var digest: UInt64 = 0xcbf2_9ce4_8422_2325
+        for e in recording {
+            for byte in JSONLines.line(e, header: header).utf8 { digest = (digest ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
             switch e {
             case .pose(let p): list.append(.pose(p))
             case .uwb(let id, let m): list.append(.uwb(objectID: id, m))
@@ -85,8 +115,11 @@ public final class RecordingSource: NearbyDataSource {
             default: break
             }
         }
-        self.init(events: list, capabilities: header.capabilities, arConfiguration: header.arConfiguration ?? ARConfigurationDescription(), speed: speed,
-                  sleep: sleep)
+        let peers = header.objects.filter { $0.kind == .peer }.map(\.id)
+        let fingerprint = String(digest, radix: 16)
+        let tokens = peers.map { NINearbyAccessoryConfiguration.token(for: "recorded peer \(fingerprint) \($0)") }
+        self.init(events: list, capabilities: header.capabilities, arConfiguration: header.arConfiguration ?? ARConfigurationDescription(),
+                  speed: speed, sleep: sleep, recordedPeers: Array(zip(tokens, peers)))
     }
 
     /// - Parameters:
@@ -96,8 +129,15 @@ public final class RecordingSource: NearbyDataSource {
     ///   - speed: seconds of recording per second of wall time (`.infinity`: as fast as
     ///     possible).
     ///   - sleep: how the source waits `(t₁ − t₀)/speed` seconds between paced events.
-    public init(events: [SourceEvent], capabilities: DeviceCapabilities, arConfiguration: ARConfigurationDescription?,
-                speed: Double = .infinity, sleep: @escaping @Sendable (Double) -> Void = { Thread.sleep(forTimeInterval: $0) }) {
+    public convenience init(events: [SourceEvent], capabilities: DeviceCapabilities, arConfiguration: ARConfigurationDescription?,
+                            speed: Double = .infinity, sleep: @escaping @Sendable (Double) -> Void = { Thread.sleep(forTimeInterval: $0) }) {
+        self.init(events: events, capabilities: capabilities, arConfiguration: arConfiguration, speed: speed, sleep: sleep, recordedPeers: [])
+    }
+
+    private init(events: [SourceEvent], capabilities: DeviceCapabilities, arConfiguration: ARConfigurationDescription?,
+                 speed: Double, sleep: @escaping @Sendable (Double) -> Void, recordedPeers: [(NIDiscoveryToken, String)]) {
+        recordedPeerTokens = recordedPeers.map(\.0)
+        self.recordedPeers = Dictionary(recordedPeers, uniquingKeysWith: { first, _ in first })
         self.events = events
         self.sleep = sleep
         self.capabilities = capabilities

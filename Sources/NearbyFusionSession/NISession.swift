@@ -330,7 +330,14 @@ public final class NISession: @unchecked Sendable {
             return invalidateLocked(error: NIError(.invalidConfiguration, "camera assistance is not supported on this device"))
         }
         let id: String, objectToken: NIDiscoveryToken, accessoryIdentifier: String?
-        if let peer = new as? NINearbyPeerConfiguration {
+        if let peer = new as? NINearbyPeerConfiguration, let recorded = source.recordedPeers {
+            // A recorded peer: its token stands for the recording's object.
+            guard let recordedID = recorded[peer.peerDiscoveryToken] else {
+                return invalidateLocked(error: NIError(.invalidConfiguration, "the peer's token names no peer of this recording"))
+            }
+            id = recordedID
+            (objectToken, accessoryIdentifier) = (peer.peerDiscoveryToken, nil)
+        } else if let peer = new as? NINearbyPeerConfiguration {
             guard peer.peerDiscoveryToken != token else {
                 return invalidateLocked(error: NIError(.invalidConfiguration, "a session cannot range with its own token"))
             }

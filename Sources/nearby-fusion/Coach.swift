@@ -9,8 +9,8 @@ struct Coach: ParsableCommand {
         abstract: "Check the coaching a recording produces against an expectation file.",
         discussion: """
         Prints each expectation PASS or FAIL with what was reported instead. Exit code 0 only if \
-        all pass; 2 if any fails; 1 if a file cannot be read. Format: README, 'Coaching \
-        expectations'; examples in Datasets/expectations/.
+        all pass; 2 if any fails; 1 if a file cannot be read. Format: the article 'Coaching \
+        expectations' of NearbyFusionEvaluation's documentation; examples in Datasets/expectations/.
         """)
 
     @Argument(help: "A recording.", completion: .file(extensions: ["jsonl"]))

@@ -9,9 +9,9 @@ struct Convert: ParsableCommand {
         discussion: """
         lias-planar-uwb FOLDER: the LIAS planar UWB dataset (Jiang et al., ICRA 2023, MIT licence; \
         FOLDER holds UWB_dynamic_exp_fast.csv and motion_capture_dynamic_exp_fast.csv, as \
-        ../shared/datasets/lias-planar-uwb/): a trolley's tag ranging to eight surveyed anchors, \
+        the dataset ships them): a trolley's tag ranging to eight surveyed anchors, \
         the trolley's motion-capture pose as the device path. The conventions applied and what \
-        the ranges carry are in the README ('A real session whose truth is better than its ranges').
+        the ranges carry are in the documentation of LIASPlanarUWB (NearbyFusionRecording).
         """)
 
     @Argument(help: "The dataset's format: lias-planar-uwb.", completion: .list(["lias-planar-uwb"]))

@@ -24,7 +24,7 @@ struct EngineOptions: ParsableArguments {
     @Flag(inversion: .prefixedNo, help: "Consider the VIO's systematic drift through the acquisition's geometry (the default) or, with --no-drift-geometry, as a plain translation (distance-only estimates then overconfident). See FusionOptions.considersDriftGeometry.")
     var driftGeometry = FusionOptions().considersDriftGeometry
 
-    @Option(help: ArgumentHelp("The bearing σ, degrees, at which a Bluetooth Channel Sounding object's horizontalAngle is published and its horizontal sweep judged enough (10 by default). A larger one gives an earlier, rougher angle: see the README's Channel Sounding section for what 12° and 14° change. See FusionOptions.channelSoundingAngleThreshold.", valueName: "DEGREES"))
+    @Option(help: ArgumentHelp("The bearing σ, degrees, at which a Bluetooth Channel Sounding object's horizontalAngle is published and its horizontal sweep judged enough (10 by default). A larger one gives an earlier, rougher angle (compare with accuracy --scenario cs-coached-step --cs-angle-threshold 14). See FusionOptions.channelSoundingAngleThreshold.", valueName: "DEGREES"))
     var csAngleThreshold: Double?
 
     @Option(help: ArgumentHelp("The speed, m/s, at which an accessory no direction reaches (a Channel Sounding tag) is taken to be carried while the app says it moves: its fresh acquisition, once it stops, starts from where it was, widened by that speed times the time it moved. 0 acquires it afresh with no prior. See FusionOptions.carrySpeed.", valueName: "M/S"))

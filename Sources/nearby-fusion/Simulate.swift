@@ -11,7 +11,7 @@ struct Simulate: ParsableCommand {
         discussion: "Built-in scenarios: " + ScenarioCatalogue.all.map(\.name).joined(separator: ", ")
             + ". --tum/--euroc replace the device path with a recorded one.")
 
-    @Argument(help: "A simulation script (format: README, 'Simulation scripts'; examples in Datasets/scripts/).",
+    @Argument(help: "A simulation script (format: the article 'Simulation scripts' of NearbyFusionSimulation's documentation; examples in Datasets/scripts/).",
               completion: .file(extensions: ["sim"]))
     var script: String?
 

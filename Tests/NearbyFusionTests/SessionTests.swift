@@ -362,7 +362,7 @@ struct SessionTests {
         // this process at the same time and may hold a slot for a moment: an attempt that
         // meets one of them is discarded and retried; the assertions hold on an uncontended one.
         var delegates: [RecordingDelegate] = []
-        for _ in 0..<20 {
+        for _ in 0..<200 {   // up to 10 s: the recorded-peer suite holds sessions for a few seconds
             var sessions: [NISession] = []
             delegates = []
             for _ in 0..<(NISession.maximumActiveSessions + 1) {

@@ -682,7 +682,7 @@ extension ObjectTracker {
     /// basin, or tiled on a first range that was long), not the measurements: a fixed object
     /// has not gone anywhere, and the window's ranges, robustly weighted, still describe it.
     /// Clearing them threw information away that motion had paid for. Measured on the real
-    /// drone session eee_01 (`../shared/datasets/ntu-viral/`): anchor100's bank, pruned to a
+    /// drone session eee_01 (NTU VIRAL): anchor100's bank, pruned to a
     /// wrong basin 31 m off while the drone climbed straight up (a vertical line leaves the
     /// bearing about it free), was restarted at 56 s; the restart forgot the climb, the only
     /// motion that fixed the anchor's height, and the height stayed open (σ 1 m, 2.5 m too

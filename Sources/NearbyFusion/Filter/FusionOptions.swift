@@ -1,7 +1,7 @@
 import Foundation
 
 /// Every tunable of the fusion engine, with its unit. Defaults describe a current
-/// phone's UWB radio and ARKit VIO; see README "How convergence is decided".
+/// phone's UWB radio and ARKit VIO; see the article "How it works".
 public struct FusionOptions: Sendable, Hashable {
     // MARK: Sensor models
     /// UWB range noise σ, metres.
@@ -11,7 +11,7 @@ public struct FusionOptions: Sendable, Hashable {
     /// distance: the jitter (the received SNR falls as `1/z²`, and the time-of-arrival
     /// error as `1/√SNR`, i.e. as `z`) and the systematic error of clock and antenna-delay
     /// calibration (a scale error). Measured on the real NTU VIRAL sessions
-    /// (`../shared/datasets/ntu-viral/`): the update-to-update jitter alone is
+    /// (NTU VIRAL): the update-to-update jitter alone is
     /// 0.03–0.05 m within 20 m, 0.06–0.10 m at 20–35 m and 0.15 m beyond; against the
     /// filter's own prediction the long ranges (25–30 m) run 0.5–1.5 m off for seconds at
     /// a time, which a constant 6 cm makes a string of rejections and a reset. With

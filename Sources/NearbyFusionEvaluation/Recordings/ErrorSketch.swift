@@ -27,6 +27,9 @@ public struct ErrorSketch: Codable, Sendable, Equatable {
 
     static let growth = 1.01
     static let smallest = 1e-9
+    /// The largest count a decoded sketch may hold (2⁴⁰, a trillion values): a million such
+    /// sketches still add up without overflow.
+    public static let largestCount = 1 << 40
 
     public init() {}
 
@@ -101,7 +104,16 @@ public struct ErrorSketch: Codable, Sendable, Equatable {
         buckets = try c.decode([[Int]].self, forKey: .buckets)
         min = count > 0 ? try c.decode(Double.self, forKey: .min) : .infinity
         max = count > 0 ? try c.decode(Double.self, forKey: .max) : -.infinity
-        guard count >= 0, buckets.allSatisfy({ $0.count == 2 && $0[1] > 0 }), buckets.reduce(0, { $0 + $1[1] }) == count,
+        // Counts beyond `largestCount`, buckets out of order or repeated, or counts that do
+        // not add up are a corrupt document, not something to merge.
+        var total = 0, previous = Int.min, ordered = true
+        for pair in buckets {
+            guard pair.count == 2, pair[1] > 0, pair[1] <= Self.largestCount, pair[0] > previous else { ordered = false; break }
+            previous = pair[0]
+            total += pair[1]
+            if total > Self.largestCount { ordered = false; break }
+        }
+        guard ordered, count >= 0, count <= Self.largestCount, total == count,
               sum.isFinite, sumOfSquares.isFinite, min <= max || count == 0 else {
             throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath, debugDescription: "an inconsistent error sketch"))
         }

@@ -40,6 +40,58 @@ public struct EvaluationPool: Codable, Sendable, Equatable {
 
     public init() {}
 
+    enum CodingKeys: String, CodingKey {
+        case version, recordings, skipped, failed, updates, published, rawDirectionCount, convergedCount, falseConvergedCount,
+             updatesAfterFirst, convergedAfterFirst, statusChanges, secondsAfterFirst, verticalConfusion,
+             angleErrors, positionErrors, nees, crlb, convergedErrors, rawAngleErrors, timesToConvergence, boundTimes, worstLag
+    }
+
+    /// Reads a shard's pool, refusing what no evaluation writes: a count below 0 or beyond
+    /// ``ErrorSketch/largestCount``, a non-finite time, an inconsistent sketch. (A pool that
+    /// reads is one that merges without overflow.)
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        func count(_ key: CodingKeys) throws -> Int {
+            let n = try c.decode(Int.self, forKey: key)
+            guard n >= 0, n <= ErrorSketch.largestCount else {
+                throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "a count out of range (\(n))")
+            }
+            return n
+        }
+        func counts(_ table: [String: Int], _ key: CodingKeys) throws -> [String: Int] {
+            guard table.values.allSatisfy({ $0 >= 0 && $0 <= ErrorSketch.largestCount }) else {
+                throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "a count out of range")
+            }
+            return table
+        }
+        version = try c.decode(Int.self, forKey: .version)
+        recordings = try count(.recordings); skipped = try count(.skipped); failed = try count(.failed)
+        updates = try count(.updates)
+        published = try counts(c.decode([String: Int].self, forKey: .published), .published)
+        rawDirectionCount = try count(.rawDirectionCount)
+        convergedCount = try count(.convergedCount); falseConvergedCount = try count(.falseConvergedCount)
+        updatesAfterFirst = try count(.updatesAfterFirst); convergedAfterFirst = try count(.convergedAfterFirst)
+        statusChanges = try count(.statusChanges)
+        secondsAfterFirst = try c.decode(Double.self, forKey: .secondsAfterFirst)
+        guard secondsAfterFirst.isFinite, secondsAfterFirst >= 0 else {
+            throw DecodingError.dataCorruptedError(forKey: .secondsAfterFirst, in: c, debugDescription: "not a finite duration")
+        }
+        verticalConfusion = try c.decode([String: [String: Int]].self, forKey: .verticalConfusion)
+        for (_, row) in verticalConfusion { _ = try counts(row, .verticalConfusion) }
+        angleErrors = try c.decode(ErrorSketch.self, forKey: .angleErrors)
+        positionErrors = try c.decode(ErrorSketch.self, forKey: .positionErrors)
+        nees = try c.decode(ErrorSketch.self, forKey: .nees)
+        crlb = try c.decode(ErrorSketch.self, forKey: .crlb)
+        convergedErrors = try c.decode(ErrorSketch.self, forKey: .convergedErrors)
+        rawAngleErrors = try c.decode(ErrorSketch.self, forKey: .rawAngleErrors)
+        timesToConvergence = try c.decode(ErrorSketch.self, forKey: .timesToConvergence)
+        boundTimes = try c.decode(ErrorSketch.self, forKey: .boundTimes)
+        worstLag = try c.decodeIfPresent(Double.self, forKey: .worstLag)
+        if let lag = worstLag, !lag.isFinite {
+            throw DecodingError.dataCorruptedError(forKey: .worstLag, in: c, debugDescription: "not a finite number")
+        }
+    }
+
     /// The pool of some recordings' objects.
     public init(_ reports: [RecordingEvaluationReport], skipped: Int = 0, failed: Int = 0) {
         recordings = reports.count

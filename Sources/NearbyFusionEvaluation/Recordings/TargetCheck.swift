@@ -60,7 +60,7 @@ public struct TargetCheck: Codable, Sendable, Hashable {
 }
 
 /// The targets of real distance-only sessions (a device that measures no direction,
-/// ranging to objects that keep still, such as `../shared/datasets/ntu-viral/`), judged per
+/// ranging to objects that keep still, such as the NTU VIRAL drone sessions), judged per
 /// object from its evaluation: first convergence within 15 s of the moment the Cramér–Rao
 /// bound allows the angle (``ObjectEvaluation/boundAngleDegrees``, 3° for UWB); at least 90 %
 /// of updates converged from the first convergence on; `horizontalAngle` error median ≤ 2°

@@ -4,7 +4,7 @@ import NearbyFusionRecording
 
 /// Renders the report: plain HTML, inline CSS and SVG, no scripts, no external resources.
 ///
-/// Every time plot and the coaching lanes share one horizontal frame (``timeFrame``): the
+/// Every time plot and the coaching lanes share one horizontal frame (`timeFrame`): the
 /// same left margin, width and time range, so that a moment lines up down the page. Ticks are
 /// round numbers (1, 2 or 5 × 10ᵏ), at most six per axis, so that labels never crowd.
 public enum ReportHTML {

@@ -18,7 +18,7 @@ public struct EvaluatedUpdate: Sendable {
     public var trueVelocity: Vector3
     /// The Cramér–Rao bound on the horizontal bearing from every range and direction so far
     /// at the simulator's own noise (for Channel Sounding its jitter and multipath,
-    /// ``ChannelSoundingModel/rangeFisherInformation``), evaluated at the truth (a static object), radians:
+    /// `ChannelSoundingModel.rangeFisherInformation`), evaluated at the truth (a static object), radians:
     /// `√(gᵀ J⁻¹ g)`, `J = Σ Hᵀ R⁻¹ H`, `g = ∂ψ/∂p`; `nil` while `J` is singular.
     public var bearingBound: Double?
     /// The bearing σ of the exact posterior from every range so far (``RangeOnlyPosterior``:
@@ -74,7 +74,7 @@ public struct ScenarioRun: Sendable {
         var poseIndex = -1
         var fisher = Matrix3.zero
         // One range's information at the simulator's own noise (Channel Sounding: jitter and
-        // multipath, ``ChannelSoundingModel/rangeFisherInformation``).
+        // multipath, `ChannelSoundingModel.rangeFisherInformation`).
         let rangeInformation = object.ranging == .bluetoothChannelSounding ? scenario.channelSounding.rangeFisherInformation
             : 1 / (scenario.radio.rangeStandardDeviation * scenario.radio.rangeStandardDeviation)
         var posterior: RangeOnlyPosterior?

@@ -5,7 +5,7 @@ import NearbyFusionSimulation
 
 /// The targets a simulated scenario can judge — for moving objects and for Bluetooth Channel
 /// Sounding tags — and the χ² band they read. (Speed targets are measured by `Benchmarks/`; the real drone sessions' targets
-/// by `evaluate ../shared/datasets/ntu-viral/ --targets`, `RealSessionTargets` in NearbyFusionRecording.)
+/// by `evaluate FOLDER --targets`, ``RealSessionTargets``.)
 public enum ScenarioTargets {
     /// The fewest runs over which a target judges a mean NEES or a rate of converged
     /// updates far off ("over ≥ 50 seeds").

@@ -2,7 +2,7 @@ import NearbyFusion
 import Foundation
 
 /// The LIAS planar UWB dataset (Jiang et al., "Efficient Pose Estimation via UWB
-/// measurements", ICRA 2023; MIT licence; `../shared/datasets/lias-planar-uwb/`) as a
+/// measurements", ICRA 2023; MIT licence) as a
 /// recording: a trolley carrying three UWB tags ranges to eight fixed anchors while motion
 /// capture tracks it. Real two-way ranges (1 cm resolution, ≈100 Hz) and a real moving
 /// platform, with anchors surveyed to the millimetre — the one real session here whose truth
@@ -104,7 +104,8 @@ public enum LIASPlanarUWB {
             for anchor in anchorsInDatasetWorld.indices {
                 let d = row.ranges[anchor * tagsInBody.count + options.tag].map { $0 - options.rangeOffsetMetres }
                 updates.append(.uwb(objectID: "anchor\(anchor)",
-                                    UWBMeasurement(timestamp: t, distance: d.flatMap { $0 > 0 ? $0 : nil }, directionInDevice: nil)))
+                                    UWBMeasurement(timestamp: t, distance: d.flatMap { $0 > 0 && $0 <= RecordingDecoder.largestDistance ? $0 : nil },
+                                                   directionInDevice: nil)))
             }
         }
         let header = RecordingHeader(
@@ -128,7 +129,7 @@ public enum LIASPlanarUWB {
 
     /// The recording as JSON Lines text.
     public static func recordingText(uwbPath: String, motionCapturePath: String, options: Options = Options()) throws(RecordingError) -> String {
-        JSONLines.text(try events(uwbPath: uwbPath, motionCapturePath: motionCapturePath, options: options))
+        try RecordingWriter.text(events(uwbPath: uwbPath, motionCapturePath: motionCapturePath, options: options), name: uwbPath)
     }
 
     struct CaptureSample { var time: Double; var position: Vector3; var orientation: Quaternion }
@@ -145,6 +146,14 @@ public enum LIASPlanarUWB {
                     throw fail(name, "not a finite number: '\(fields[k + 1])'")
                 }
                 v.append(d)
+            }
+            // The recording's bounds, so that what `convert` writes reads back: positions (less
+            // a margin for the tag's lever arm on the trolley) and the session's span.
+            for (k, name) in ["x", "y", "z"].enumerated() where abs(v[k]) > RecordingDecoder.largestCoordinate - 10 {
+                throw fail(name, "a coordinate beyond \(Int(RecordingDecoder.largestCoordinate - 10)) m of the origin")
+            }
+            if let first = out.first, time - first.time > RecordingDecoder.largestTime {
+                throw fail("time", "more than \(Int(RecordingDecoder.largestTime)) s after the first sample")
             }
             let q = Quaternion(x: v[4], y: v[5], z: v[6], w: v[3])
             guard abs(q.norm - 1) <= 1e-3 else { throw fail("qw..qz", "not a unit quaternion (norm \(q.norm))") }
@@ -167,6 +176,10 @@ public enum LIASPlanarUWB {
                 if field.isEmpty { ranges.append(nil); continue }
                 guard let d = Double(field), d.isFinite else {
                     throw fail("a\((k - 1) / tagsInBody.count)-t\((k - 1) % tagsInBody.count)", "not a finite number: '\(field)'")
+                }
+                guard abs(d) <= RecordingDecoder.largestDistance else {
+                    throw fail("a\((k - 1) / tagsInBody.count)-t\((k - 1) % tagsInBody.count)",
+                               "a range beyond \(Int(RecordingDecoder.largestDistance)) m: '\(field)'")
                 }
                 ranges.append(d)
             }

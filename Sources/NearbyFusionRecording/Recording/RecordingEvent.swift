@@ -65,7 +65,7 @@ public struct RecordingHeader: Sendable, Hashable {
     }
 }
 
-/// One line of a recording (see `shared/specs/recording-format.md`).
+/// One line of a recording (see the format's specification, RecordingFormat in this module's documentation).
 public enum RecordingEvent: Sendable, Hashable {
     case header(RecordingHeader)
     case pose(DevicePose)
