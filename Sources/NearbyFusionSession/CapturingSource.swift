@@ -5,7 +5,7 @@ import Synchronization
 
 /// Records what a session is fed: a data source that passes another source's events on to
 /// the session unchanged and writes each one, as it is delivered, to a recording
-/// (``RecordingWriter``) — the poses, the radio updates of either radio, removals. Replayed
+/// (`RecordingWriter`) — the poses, the radio updates of either radio, removals. Replayed
 /// with ``RecordingSource``, the recording gives the same app code the same updates in the
 /// same order.
 ///

@@ -95,8 +95,8 @@ public final class RecordingSource: NearbyDataSource {
         try self.init(recording: RecordingReader.readAll(path: path), speed: speed, sleep: sleep)
     }
 
-    /// Replays a recording's events (its header first, as ``RecordingReader`` reads them or
-    /// ``RecordingWriter`` writes them): poses, radio updates and removals are delivered;
+    /// Replays a recording's events (its header first, as `RecordingReader` reads them or
+    /// `RecordingWriter` writes them): poses, radio updates and removals are delivered;
     /// `truth` and `motionState` lines are the recorder's, not the source's.
     public convenience init(recording: [RecordingEvent], speed: Double = .infinity,
                             sleep: @escaping @Sendable (Double) -> Void = { Thread.sleep(forTimeInterval: $0) }) throws {

@@ -211,7 +211,10 @@ struct Evaluate: ParsableCommand {
             }
         }
         let rows = reports.map { RecordingEvaluation.pooled($0.objects, name: $0.recording) }
-        let total = RecordingEvaluation.pooled(rows, name: "total")
+        // Pooled over every object, not over the recordings' rows: a time's median is then the
+        // median of the objects' times (not of the recordings' medians), as a fleet's merged
+        // pool computes it.
+        let total = RecordingEvaluation.pooled(reports.flatMap(\.objects), name: "total")
         if json {
             let pool = EvaluationPool(reports, skipped: skipped.count, failed: failed.count)
             print(try Self.encode(FolderReport(recordings: reports, skipped: skipped, failed: failed, total: total,

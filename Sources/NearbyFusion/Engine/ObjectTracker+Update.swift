@@ -393,8 +393,8 @@ extension ObjectTracker {
         // on a burst of multipath ranges (long-session seed 13's keys: its first 1.6 s of
         // ranges 1.1–1.9 m long, converged 1.45 m too far, stood there 2.7 s until 30
         // rejections) — or the object came closer. (Tracked, the IMM weighs short ranges with
-        // both models; real distance-only ranges run short by decimetres for seconds —
-        // ntu-viral's NEES 89 → 11,372 with this rule for them.)
+        // both models; real distance-only ranges run short by decimetres for seconds, and
+        // this rule made the NTU VIRAL drone sessions wildly overconfident.)
         if excess < 0 { shortRejections += 1 }
         if phase == .acquiring && !directionless && ranging == .uwb {
             // The other way round, a bank too near: only the object carried away makes one, and
@@ -687,8 +687,8 @@ extension ObjectTracker {
     /// bearing about it free), was restarted at 56 s; the restart forgot the climb, the only
     /// motion that fixed the anchor's height, and the height stayed open (σ 1 m, 2.5 m too
     /// high, `same` published while the anchor was 3.3 m below) until the drone climbed again
-    /// at 80 s. Re-solved from the window, it converged at 65.4 s instead of 80.1 s, 1.9 s
-    /// after the Cramér–Rao bound allows 3° (was 16.6 s).
+    /// at 80 s. Re-solved from the window, it converges within two seconds of the moment the
+    /// Cramér–Rao bound allows 3°.
     ///
     /// Unless the object did move: then the window's old ranges pull the re-solved bank back
     /// where it was, and it no longer explains the range it was tiled on. That is checked, and

@@ -33,14 +33,13 @@ import Foundation
 /// - **Published**: `ρ + g (d − ρ)` with `g = clamp(|d − ρ| / √P_dd − 1.5, 0, 1)` — the
 ///   reference while the filter's distance lies within 1.5σ of it, the filter's beyond 2.5σ,
 ///   a linear ramp between (no jump when the evidence turns); `d` while there is no
-///   reference. (From 2σ to 3σ: a still tag's error 0.101 m instead of 0.105 m, but a
-///   carried one's 0.33 m while carried, worse than its raw ranges' 0.275 m.)
+///   reference. (A later ramp, from 2σ to 3σ, trims a still tag's error a little but
+///   follows a carried tag worse than its raw ranges.)
 ///
-/// `accuracy --seeds 50`, before → after: `cs-carried`'s published distance while the tag
-/// moves, median error 0.513 → 0.279 m (its raw ranges: 0.275 m), lag 0.60 → 0.24 s in the
-/// median run; `cs-carried-hinted`'s 0.275 m (the raw ranges, passed on) → 0.202 m. The
-/// price: a still tag's median error 0.098 → 0.105 m (`cs-coached-step`; `cs-far` 0.093 →
-/// 0.100 m) — still 0.39× the raw ranges' — as the ramp opens on noise now and then.
+/// A carried tag's published distance then follows its ranges with a lag of a few tenths
+/// of a second instead of standing where the still estimate left it; the price is a still
+/// tag's error a little above the fused distance alone, as the ramp opens on noise now and
+/// then (`nearby-fusion accuracy` prints both beside the raw ranges').
 public struct DistanceSmoother: Sendable, Hashable {
     /// `d`, metres, and `u`, m/s.
     public private(set) var distance = 0.0, rate = 0.0

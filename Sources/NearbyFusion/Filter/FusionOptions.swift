@@ -106,13 +106,11 @@ public struct FusionOptions: Sendable, Hashable {
     /// coaching and the outputs read does. A still object's batch adds `σ_β² s sᵀ` to each
     /// hypothesis, `s` the shift of its solution per metre of common bias
     /// (``BatchRefinement/refine(_:window:options:addedVariance:)``), and a tracked object keeps
-    /// the share it had when it was handed over. Measured (`evaluate --range-bias`): at 0.1 m
-    /// the drone sessions' NEES 89 → 33 with their angles, convergence and status changes as
-    /// before, LIAS's 491 → 23 with `worldTransform` on 10 % of updates instead of 25 %; at
-    /// 0.2 m LIAS publishes no `worldTransform` (its errors are 0.3–0.5 m) and eee_01's first
-    /// convergence comes 34.6 s after the bound allows 3° (11.0 s at 0.1 m). Not for the
-    /// simulated radios, which have no bias: at 0.1 m their mean NEES falls to 1.0–1.9 and the
-    /// watch of `distance-only` no longer converges in 19 of 20 runs.
+    /// the share it had when it was handed over. On such hardware 0.1 m brings the reported
+    /// uncertainty in line with the errors without changing the angles (`evaluate
+    /// --range-bias 0.1`); larger values make the coaching withhold `worldTransform` longer.
+    /// Not for the simulated radios, which have no bias: a considered one only makes them
+    /// cautious, and a watch's ranges alone then converge far later.
     public var rangeBiasStandardDeviation: Double = 0
 
     // MARK: Motion (the tracking IMM, see InteractingMultipleModel)
@@ -133,19 +131,15 @@ public struct FusionOptions: Sendable, Hashable {
     /// (`walking-peer`, 0.3 m/s at 4.5 m, directions worth ~24 cm each), so the still model
     /// explains the walk as well and the walker is said `stationary` now and then. A gentle
     /// model averages the velocity over seconds, and the manoeuvring model still takes the
-    /// turns. Measured with `nearby-fusion accuracy --seeds 50 --steady-walk 0.1` against 0
-    /// (the README, Accuracy): the walker's angle median 1.50° → 1.22°, position median
-    /// 0.201 → 0.179 m, `moving` on 66 % → 85 % of its updates; the friend who stops and
-    /// turns is said `stationary` mid-walk in 9 runs of 50 instead of 6, and a walker's update
-    /// costs about 30 % more (three models instead of two; `bench Datasets/walking-peer.jsonl
-    /// --steady-walk 0.1`: p50 0.97 → 1.26 µs), a still tag's about 7 % more (the steady model is left out while it
-    /// holds under 10⁻⁴ of the probability). Off by default until that cost is agreed.
+    /// turns; a friend who stops and turns is said `stationary` mid-walk a little more often.
+    /// A moving object's update costs about a third more (three models instead of two), a
+    /// still one's a little (the steady model is left out while it holds under 10⁻⁴ of the
+    /// probability). `nearby-fusion accuracy --steady-walk 0.1` shows what it changes; off by
+    /// default.
     public var steadyAccelerationIntensity: Double = 0
     /// Rates, 1/s, at which a manoeuvre settles into a steady walk (`λ_settle`) and a steady
     /// walk turns into a manoeuvre (`λ_turn`), ``SteadyMotion``. 0.5 and 0.5 (a turn or a
-    /// change of pace every two seconds or so, each over in about two): 50 seeds with
-    /// `--steady-walk 0.1`, settle/turn 1/0.2, 0.3/0.3 and 0.5/1 gave the walker 1.15°,
-    /// 1.17° and 1.31° median, the stop-and-go friend's mean NEES 2.32, 2.31 and 2.35.
+    /// change of pace every two seconds or so, each over in about two).
     public var steadySettleRate: Double = 0.5
     public var steadyTurnRate: Double = 0.5
     /// The steady walking model, or `nil` when ``steadyAccelerationIntensity`` is 0.
@@ -170,15 +164,10 @@ public struct FusionOptions: Sendable, Hashable {
     /// `τ` old counts `exp(−τ/T)` times in its position-and-velocity fit
     /// (``BatchRefinement/refineMoving(_:window:now:start:options:addedVariance:)``). A
     /// constant velocity over the whole window is what a friend walking steadily past does
-    /// and what a friend who turns and stops does not: with the whole window (T = ∞) the
-    /// turning friend's final NEES averaged 6.5–7.6 (20 seeds of `distance-only-turning-peer`);
-    /// 20 s gives 3.1 (3.0 over 50 seeds), at the cost of some caution on the steady walker
-    /// (`distance-only-walking-peer`: NEES 2.0 → 1.6, first converged 31.3 → 31.5 s median,
-    /// both measured while the batch also added a fixed point's systematic drift, see
-    /// `acquisitionAddedVariance`). Longer memories buy the steady walker little and cost the
-    /// turning friend much (50 seeds, steady / turning mean NEES: 15 s 2.38 / 4.71, 20 s
-    /// 2.65 / 3.16, 30 s 2.99 / 15.8, 40 s 3.18 / 59).
-    /// 0 disables the fading.
+    /// and what a friend who turns and stops does not: with the whole window a turning
+    /// friend's estimate grows overconfident, while a short memory makes a steady walker's
+    /// cautious. 20 s keeps both honest (`accuracy --scenario distance-only-walking-peer
+    /// --scenario distance-only-turning-peer` shows their NEES). 0 disables the fading.
     public var movingBatchMemory: Double = 20
     /// Standard deviation of the velocity of an object that starts to move, m/s (the
     /// stationary model's velocity prior, handed to the moving model when they mix).
@@ -199,17 +188,10 @@ public struct FusionOptions: Sendable, Hashable {
     /// following it, while `stationary` said a few tenths of a second late only delays what
     /// the user already sees. Reporting the still mode at probability `P` is the Bayes decision
     /// when a false `stationary` costs `P/(1 − P)` times a late one: 19 at 0.95, 4 at 0.8.
-    /// Measured over 50 seeds (`accuracy --seeds 50`, and with `--stationary-decision 0.8`,
-    /// the moving threshold, before): the walking friend (0.3 m/s) is said `moving` on 85 % of
-    /// its updates instead of 66 % and said `stationary` mid-walk in 46 runs instead of 50 (at
-    /// 4.5 m its 3° directions carry 24 cm of noise per update, so the data leave a slow walk
-    /// uncertain for seconds); the stop-and-go friend mid-walk in 2 runs instead of 6; a tag
-    /// picked up is never said `stationary` while carried (0 runs instead of 5; carried away
-    /// 0 instead of 1). The price: `stationary` after a stop 0.3–0.4 s later in the median
-    /// run (stop-and-go 1.0 → 1.4 s, a tag put down 0.5 → 0.8 s, carried away 0.8 → 1.1 s;
-    /// the worst run 2.3 → 2.6 s and 1.5 → 1.9 s). The estimates, their covariances and the
-    /// convergence do not depend on it (the thresholds the coaching holds a moving object to
-    /// are released only once the still model alone is published, at 0.99).
+    /// The price is a `stationary` a few tenths of a second later after a stop
+    /// (`--stationary-decision` sets it on the command line). The estimates, their
+    /// covariances and the convergence do not depend on it (the thresholds the coaching holds
+    /// a moving object to are released only once the still model alone is published, at 0.99).
     public var stationaryDecisionProbability: Double = 0.95
     /// Mode probability above which that mode's own estimate is published instead of the
     /// IMM's combination (the other mode's share is then below 1 %).
@@ -218,8 +200,8 @@ public struct FusionOptions: Sendable, Hashable {
     /// Systematic VIO drift as a fraction of the distance travelled: 0.5 %, the simulator's
     /// figure (published measurements suggest ARKit may drift more: Kim et al., *Sensors*
     /// 22(24):9873, 2022, a relative pose error of ~2 cm/s; the tracked estimate's
-    /// ``driftVariancePerMetre`` is a random walk instead — the two are not yet one model, see
-    /// the README's accuracy section). It is the drift's *magnitude* per metre;
+    /// ``driftVariancePerMetre`` is a random walk instead — the two are not yet one model).
+    /// It is the drift's *magnitude* per metre;
     /// its direction `u` is unknown, so each axis carries `f²/3` of its variance
     /// (`E[u uᵀ] = I/3` for a direction uniform on the sphere). How the acquisition batch
     /// applies it to a fixed point: ``considersDriftGeometry``. Not to an object that may move:
@@ -242,18 +224,11 @@ public struct FusionOptions: Sendable, Hashable {
     /// seen in the drifting frame, has moved by `f L_T u`; each refined covariance gets
     /// `(f²/3) (A⁻¹D − L_T I)(A⁻¹D − L_T I)ᵀ`. When the information comes evenly along the
     /// path this is the translation's `(f L_T/2)²/3 I` (what `false` adds); a range-only
-    /// geometry distorts more than it translates, across the directions it leaves weak.
-    ///
-    /// `accuracy --seeds 50`, `--no-drift-geometry` (at `--batch-drift 0.00866`, the
-    /// translation as it was, `(0.005 L/2)²` per axis) → the default: `distance-only` mean NEES
-    /// 6.39 → 3.07, first convergence 31.6 → 30.2 s, angle median 1.46° → 1.29°, p95
-    /// 3.22° → 2.91°, position median 0.165 → 0.140 m; `behind-user` NEES 7.17 → 3.62, first
-    /// convergence 23.4 → 22.5 s, angle median 1.24° → 1.18°, p95 2.95° → 2.76°, position
-    /// median 0.175 → 0.154 m, but its position p95 0.334 → 0.346 m and its worst converged
-    /// angle 4.45° → 4.77° (it converges sooner, on fewer ranges). Every direction-finding
-    /// row's estimates unchanged; Channel Sounding rows within ±0.06° and ±0.01 m (measured
-    /// when the change was made). A path with no drift at all (the LIAS trolley's motion
-    /// capture) is held back for the phone's drift it does not have: `--batch-drift 0` there.
+    /// geometry distorts more than it translates, across the directions it leaves weak: for
+    /// range-only acquisitions the translation leaves the estimate overconfident, the geometry
+    /// does not (`--no-drift-geometry` on the command line compares the two). A path with no
+    /// drift at all (the LIAS trolley's motion capture) is held back for the phone's drift it
+    /// does not have: `--batch-drift 0` there.
     public var considersDriftGeometry = true
 
     // MARK: Multi-hypothesis initialisation
@@ -302,9 +277,8 @@ public struct FusionOptions: Sendable, Hashable {
     /// ``horizontalPositionThreshold``). UWB keeps `false`: at 4 m its 12 cm across is 1.7°,
     /// finer than its 3°, and UWB reaches it within seconds. Channel Sounding sets `true`
     /// (``forRanging(_:)``): its 35 cm or 10 % of the distance across is 5.7° at any distance,
-    /// so with `false` its 10° angle threshold never acted — the angle waited for 5.7°, the
-    /// median run 1.4 s after the Cramér–Rao bound allowed 10° (50 seeds of
-    /// `cs-coached-step`, measured when this was introduced; 0.4 s with `true`).
+    /// so with `false` its 10° angle threshold would never act — the angle would wait for
+    /// 5.7°, well after the Cramér–Rao bound allows 10°.
     /// `insufficientHorizontalSweep` keeps its meaning
     /// either way: it stands until the position across is resolved, for `worldTransform`.
     public var publishesAngleByBearingAlone: Bool = false
@@ -391,13 +365,10 @@ public struct FusionOptions: Sendable, Hashable {
     /// run of short ones is a tag carried toward the user — or a bank that has not yet caught
     /// up, whose angle is not worth showing either. For a still tag whose innovations are
     /// standard normal, 3 of 5 below −1 happens on `Σₖ₌₃⁵ C(5,k) 0.16ᵏ 0.84⁵⁻ᵏ` = 3.2 % of
-    /// updates (measured: 1.3 % of `cs-coached-step`'s published angles, 2.8 % of
-    /// `cs-placed`'s, over 50 seeds); the eight-range trend test that restarts the
-    /// acquisition needs four beyond 1.5 at the median, ~2 s of walking. 50 seeds of
-    /// `cs-carried` (the tag carried toward the user at 22 s, no hint): runs showing an angle
-    /// more than 15° off in 22–27 s 28 → 13, such updates 111 → 46; published angles' p95
-    /// 21.9° → 15.8°; no converged update beyond 20° (was 1 of 36). A window of 0 turns it
-    /// off; windows beyond 8 count the last 8.
+    /// updates; the eight-range trend test that restarts the acquisition needs four beyond
+    /// 1.5 at the median, ~2 s of walking, during which a tag carried toward the user would
+    /// otherwise be shown where it was. A window of 0 turns it off; windows beyond 8 count the
+    /// last 8.
     /// A tracked UWB object expected to keep still whose last eight ranges run away from its
     /// still model *smoothly* — each excess `z − ‖p_s − a‖` within this many metres of the one
     /// before, and the last at least ``runAwayRise`` beyond the first — is being carried away
@@ -419,13 +390,10 @@ public struct FusionOptions: Sendable, Hashable {
     public var channelSoundingSignalTimeout: Double = 3.0
     /// Seconds a tracked Channel Sounding object that had converged may stay not converged
     /// before its next range acquires it afresh (0: never). Ranges alone cannot steer one
-    /// Gaussian back across the line of sight: `cs-carried` seed 34 converged at 22.0 s, the
-    /// moment the tag was picked up, was dragged, and then stood 1.3–2.0 m off for the last
-    /// 14 s while its σ shrank (final NEES 54), its ranges still explained because the error
-    /// was lateral. Acquired afresh, the window's batch re-solves it. `accuracy --seeds 50`:
-    /// `cs-carried` mean NEES 5.54 → 4.79, angle p95 15.76° → 15.60°, RMSE over the bound
-    /// 1.50 → 1.44; its still updates said `stationary` 18 % → 6 % (a re-acquired object is
-    /// `unknown` until it converges again); every other row identical.
+    /// Gaussian back across the line of sight: a tag dragged off while it converged can stand
+    /// metres off with a shrinking σ, its ranges still explained because the error is
+    /// lateral. Acquired afresh, the window's batch re-solves it (and its `motion` is
+    /// `unknown` until it converges again).
     public var channelSoundingReacquireSeconds: Double = 3.0
     /// The speed, m/s, at which a person carries an accessory that no direction reaches (a
     /// Channel Sounding tag) while the app says it moves (`updateMotionState(.moving)`).
@@ -436,8 +404,7 @@ public struct FusionOptions: Sendable, Hashable {
     /// prior, `N(μᵢ; μ₀, Pᵢ + P₀ + (v T)²/3 I)` with `(μ₀, P₀)` the estimate's moments when
     /// the app said it moved, until the object converges again. People walk at 1.2–1.4 m/s
     /// (the speed pedestrian-signal timing assumes is 1.2 m/s); 1.4 m/s is the brisk end,
-    /// so the prior is wide rather than wrong. 0 acquires the tag afresh with no prior
-    /// (as before 2026-11-25).
+    /// so the prior is wide rather than wrong. 0 acquires the tag afresh with no prior.
     public var carrySpeed: Double = 1.4
 
     /// The variance per axis, m², of where a tag carried for `T` seconds may be now relative

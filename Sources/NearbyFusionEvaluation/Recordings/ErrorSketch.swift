@@ -11,8 +11,8 @@ import NearbyFusionRecording
 /// - Quantiles come from a histogram of logarithmic buckets: bucket `k` holds
 ///   `x ∈ [x₀ γᵏ, x₀ γᵏ⁺¹)` with `γ = 1.01` and `x₀ = 10⁻⁹` (values below `x₀` in bucket
 ///   `−1`), and a quantile is reported as the geometric centre of its bucket, clamped to
-///   `[min, max]`: within 0.5 % of a value of the set next to the exact quantile (what
-///   `ErrorStatistics` interpolates, with the same rank `q (n − 1)` rounded down).
+///   `[min, max]`, and interpolated between neighbouring ranks as `ErrorStatistics` does:
+///   within 0.5 % of the exact quantile.
 ///
 /// Merging is exact and order-free: bucket counts and extremes add up the same whatever
 /// the shards.
@@ -71,10 +71,21 @@ public struct ErrorSketch: Codable, Sendable, Equatable {
         buckets = counts.sorted { $0.key < $1.key }.map { [$0.key, $0.value] }
     }
 
-    /// The `q`-quantile (0…1), to the buckets' resolution; `nil` when empty.
+    /// The `q`-quantile (0…1) as ``ErrorStatistics`` interpolates it — `x₍ᵢ₎ + f (x₍ᵢ₊₁₎ − x₍ᵢ₎)`
+    /// with `i + f = q (n − 1)` — each order statistic read as its bucket's centre clamped to
+    /// `[min, max]`, so within 0.5 % of the exact interpolated quantile; `nil` when empty.
     public func quantile(_ q: Double) -> Double? {
         guard count > 0 else { return nil }
-        let rank = Int((Swift.min(Swift.max(q, 0), 1) * Double(count - 1)).rounded(.down))
+        let x = Swift.min(Swift.max(q, 0), 1) * Double(count - 1)
+        let rank = Int(x.rounded(.down)), f = x - Double(rank)
+        let lower = value(atRank: rank)
+        guard f > 0, rank + 1 < count else { return lower }
+        let upper = value(atRank: rank + 1)
+        return lower + 2 * (f * (upper / 2 - lower / 2))
+    }
+
+    /// The value of order statistic `rank` (0-based), to the buckets' resolution.
+    private func value(atRank rank: Int) -> Double {
         var seen = 0
         for pair in buckets {
             seen += pair[1]
