@@ -1,6 +1,6 @@
 import Foundation
-import NearbyFusion
-import NearbyFusionEvaluation
+@_spi(Internals) import NearbyFusion
+@_spi(Internals) import NearbyFusionEvaluation
 import NearbyFusionRecording
 import NearbyFusionSimulation
 import Testing

@@ -1,5 +1,5 @@
 import Foundation
-import NearbyFusion
+@_spi(Internals) import NearbyFusion
 import NearbyFusionTestSupport
 import NearbyFusionRecording
 import NearbyFusionSimulation

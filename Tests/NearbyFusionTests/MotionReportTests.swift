@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import NearbyFusion
+@_spi(Internals) import NearbyFusion
 import NearbyFusionEvaluation
 import NearbyFusionRecording
 import NearbyFusionSimulation

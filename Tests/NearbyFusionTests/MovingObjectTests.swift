@@ -1,5 +1,5 @@
 import Foundation
-import NearbyFusion
+@_spi(Internals) import NearbyFusion
 import NearbyFusionEvaluation
 import NearbyFusionRecording
 import NearbyFusionSimulation

@@ -1,6 +1,6 @@
 import Benchmark
 import Foundation
-import NearbyFusion
+@_spi(Internals) import NearbyFusion
 import NearbyFusionRecording
 import NearbyFusionSimulation
 import NearbyFusionTestSupport

@@ -2,8 +2,8 @@ import Foundation
 
 /// What the measurements gathered so far determine about one object's position, and the
 /// coaching that follows from it. Produced by
-/// ``ConvergenceAnalysis/assess(mixture:antennaInWorld:movement:movementAlreadySufficient:movingShare:previous:previousCategory:previousBearing:options:)``.
-public struct ConvergenceAssessment: Sendable, Equatable {
+/// `ConvergenceAnalysis.assess(mixture:antennaInWorld:movement:movementAlreadySufficient:movingShare:previous:previousCategory:previousBearing:options:)`.
+@_spi(Internals) public struct ConvergenceAssessment: Sendable, Equatable {
     /// The mixture mean `μ̄ = Σ wᵢ μᵢ`, world frame, metres.
     public var meanInWorld: Vector3
     /// Reasons that come from this object's estimator state (movement, sweeps). Session
@@ -72,7 +72,7 @@ public struct ConvergenceAssessment: Sendable, Equatable {
 /// Once an axis is resolved it is unresolved again only past `hysteresis ×` its threshold;
 /// an established vertical category (probability ≥ p) is held until another is established
 /// or its own probability falls below 1 − p.
-public enum ConvergenceAnalysis {
+@_spi(Internals) public enum ConvergenceAnalysis {
     /// `Φ(x)`, exactly 0 or 1 beyond ±9 (where it differs from them by less than 1e-19).
     @inline(__always)
     static func clampedNormalCDF(_ x: Double) -> Double {

@@ -2,7 +2,7 @@
 /// `n`, `Σa`, `Σaaᵀ`, so that the covariance `C = Σaaᵀ/n − ā āᵀ` of the positions is
 /// available at any time in O(1) memory. `√λ_max(C)` is the RMS extent of the motion
 /// along its principal axis, metres.
-public struct MovementAccumulator: Sendable, Hashable {
+@_spi(Internals) public struct MovementAccumulator: Sendable, Hashable {
     public private(set) var count: Int = 0
     private var sum = Vector3.zero
     private var sumOfOuter = Matrix3.zero

@@ -5,9 +5,9 @@ import Foundation
 ///
 /// A value type with no clocks, files, loggers or globals: the caller feeds time-ordered
 /// poses (``ingest(_:)-(DevicePose)``) and UWB updates (``ingest(_:for:)``) and gets one
-/// ``NearbyObjectEstimate`` per UWB update. Each object is a ``PositionMixture`` (a bank
+/// ``NearbyObjectEstimate`` per UWB update. Each object is a `PositionMixture` (a bank
 /// of EKFs on its world position) plus the bookkeeping for coaching; see
-/// ``ConvergenceAnalysis`` for how reasons are derived.
+/// `ConvergenceAnalysis` for how reasons are derived.
 ///
 /// Per update (steady state, once the bank has collapsed into one tracked Gaussian) the work
 /// is fixed-size 3×3 maths — the EKF steps, the convergence analysis with its closed-form

@@ -89,7 +89,7 @@ extension ObjectTracker {
         return estimate
     }
 
-    /// A Channel Sounding object's published distance (``DistanceSmoother``): the fused
+    /// A Channel Sounding object's published distance (`DistanceSmoother`): the fused
     /// distance `reference` corrected by the ranges once they disagree with it (a tag picked
     /// up), outliers down-weighted; without a reference — the app says the tag moves, or
     /// camera assistance is off — its ranges smoothed ("outliers are filtered and results
@@ -200,7 +200,7 @@ extension ObjectTracker {
     }
 
     /// The probability that the estimate the convergence analysis judges is a moving object's
-    /// (``ConvergenceAnalysis``'s `movingShare`, which sets its position thresholds): 1 while a
+    /// (`ConvergenceAnalysis`'s `movingShare`, which sets its position thresholds): 1 while a
     /// moving object's thresholds are held (below); else that of the published estimate — 0 or
     /// 1 when one model is certain and published alone, the moving model's probability while
     /// the published estimate combines the two. Judged by a still object's 12 cm, the combined
@@ -255,10 +255,10 @@ extension ObjectTracker {
     ///   place it), otherwise into acquisition (the first range's sphere, tiled);
     /// - **acquiring** (a static object not yet located): the update is stored in the
     ///   window and every hypothesis is re-solved from its prior and the whole window
-    ///   (``BatchRefinement``), so no hypothesis is judged by measurements linearised far
+    ///   (`BatchRefinement`), so no hypothesis is judged by measurements linearised far
     ///   from it; once one resolved cluster holds 99 % of the weight it is collapsed into
     ///   one Gaussian and tracked;
-    /// - **tracking**: the IMM steps (``InteractingMultipleModel``) — mix, predict, range,
+    /// - **tracking**: the IMM steps (`InteractingMultipleModel`) — mix, predict, range,
     ///   direction — fixed-size and allocation-free.
     private mutating func fuse(range: Double?, direction: Vector3?, at t: Double,
                                pose: DevicePose, antennaInWorld a: Vector3, context: Context, options o: FusionOptions) {
@@ -486,7 +486,7 @@ extension ObjectTracker {
     private mutating func acquire(_ entry: WindowEntry, dt: Double, ds: Double, pathLength: Double,
                                   options o: FusionOptions) -> Bool {
         // The random walk absorbs VIO drift; an object that may move is followed by its batch's
-        // velocity (``BatchRefinement/refineMoving(_:window:now:start:options:addedVariance:)``).
+        // velocity (`BatchRefinement.refineMoving(_:window:now:start:options:addedVariance:)`).
         let q = o.accessoryRandomWalk * dt + o.driftVariancePerMetre * ds
         mixture.predict(addedVariance: q)
         processVarianceSinceInitialisation += q
@@ -530,7 +530,7 @@ extension ObjectTracker {
     ///
     /// An object that may move and that no direction reaches (a peer ranged from a watch)
     /// is never handed to the tracking filter: its batch, position and velocity over the
-    /// window (``BatchRefinement/refineMoving(_:window:now:start:options:addedVariance:)``), is
+    /// window (`BatchRefinement.refineMoving(_:window:now:start:options:addedVariance:)`), is
     /// the estimator. Ranges alone observe a walker's velocity only through the observer's
     /// manoeuvres over tens of seconds (velocity σ still 0.7 m/s when
     /// `distance-only-walking-peer` converges at 31 s); an EKF started there linearises each
@@ -561,7 +561,7 @@ extension ObjectTracker {
     /// The tracking step: the IMM's mixing and prediction (the shared random walk
     /// `q Δt + k_d Δs` for VIO drift), then range and direction corrections of both models,
     /// then the mode probabilities. The mixture mirrors the published position
-    /// (``InteractingMultipleModel/published(certainty:)``), its covariance plus the share a
+    /// (`InteractingMultipleModel.published(certainty:)`), its covariance plus the share a
     /// considered range bias had at the hand-over (``FusionOptions/rangeBiasStandardDeviation``).
     ///
     /// An object expected to keep still, ranged by UWB on a device that measures no
@@ -675,7 +675,7 @@ extension ObjectTracker {
 
     /// Restarts a still object's acquisition from this update's range *keeping what was
     /// measured*: the range's sphere is tiled afresh and every new hypothesis is re-solved at
-    /// once from the stored window (``BatchRefinement/refine(_:window:options:addedVariance:)``),
+    /// once from the stored window (`BatchRefinement.refine(_:window:options:addedVariance:)`),
     /// with the random walk and the drift accumulated since the window began.
     ///
     /// The rejections that call for it say the *hypotheses* are wrong (pruned to a wrong
@@ -724,7 +724,7 @@ extension ObjectTracker {
     /// without, as a translation by half the drift over the path travelled since, `f L / 2`
     /// in a direction nobody knows: `(f L / 2)² / 3` per axis (``FusionOptions/vioDriftFraction``).
     ///
-    /// An object that may move is fitted with a velocity (``BatchRefinement/refineMoving(_:window:now:start:options:addedVariance:)``),
+    /// An object that may move is fitted with a velocity (`BatchRefinement.refineMoving(_:window:now:start:options:addedVariance:)`),
     /// and a drift that grows with the path — at a steady rate while the user walks steadily —
     /// moves the object's apparent position at a steady velocity: the fit's velocity absorbs
     /// it and its position *now* is where the app sees the object, so only the random walk is

@@ -8,10 +8,10 @@ struct ObjectTracker: Sendable {
         /// No estimate: before the first range, after a removal or a reset.
         case idle
         /// A static object being located: a Gaussian sum over its position, every
-        /// hypothesis re-solved from the window of updates (``BatchRefinement``).
+        /// hypothesis re-solved from the window of updates (`BatchRefinement`).
         case acquiring
         /// One Gaussian, tracked by the stationary / constant-velocity IMM
-        /// (``InteractingMultipleModel``): the object may keep still or move.
+        /// (`InteractingMultipleModel`): the object may keep still or move.
         case tracking
     }
 
@@ -57,7 +57,7 @@ struct ObjectTracker: Sendable {
     var consideredCovariance = Matrix3.zero
     /// Whether it is added (a flag, so that the steady-state update skips the 3×3 sum).
     var considersRangeBias = false
-    /// The published distance of a Channel Sounding object (``DistanceSmoother``).
+    /// The published distance of a Channel Sounding object (`DistanceSmoother`).
     var distanceSmoother = DistanceSmoother()
     /// Changes whenever the position estimate starts over (a reset, a first range, a
     /// re-tiled bank): the smoother does not read its jump as motion.
@@ -123,10 +123,10 @@ struct ObjectTracker: Sendable {
     struct CoachingMemory: Sendable {
         /// The device has moved enough while ranging this estimate (latched).
         var movementSufficient = false
-        /// Last verdicts, for the hysteresis of ``ConvergenceAnalysis``.
+        /// Last verdicts, for the hysteresis of `ConvergenceAnalysis`.
         var previousResolution = (horizontal: false, vertical: false)
         /// The bearing alone was resolved at the last update (see
-        /// ``ConvergenceAssessment/bearingResolved``).
+        /// `ConvergenceAssessment.bearingResolved`).
         var previousBearing = false
         var lastAssessment: ConvergenceAssessment?
         /// The position is judged by a moving object's thresholds (see `holdsMovingThresholds`).
@@ -250,12 +250,12 @@ public struct ObjectStateSnapshot: Sendable {
     public var moments: MixtureMoments?
     /// Number of hypotheses in the bank.
     public var hypothesisCount: Int
-    /// The hypotheses themselves.
-    public var hypotheses: [PositionHypothesis]
-    /// The last convergence assessment.
-    public var assessment: ConvergenceAssessment?
-    /// The motion model's combined position and velocity while tracking.
-    public var kinematics: KinematicGaussian?
+    /// The hypotheses themselves (the estimator's machinery, `@_spi(Internals)`).
+    @_spi(Internals) public var hypotheses: [PositionHypothesis]
+    /// The last convergence assessment (`@_spi(Internals)`).
+    @_spi(Internals) public var assessment: ConvergenceAssessment?
+    /// The motion model's combined position and velocity while tracking (`@_spi(Internals)`).
+    @_spi(Internals) public var kinematics: KinematicGaussian?
     /// The motion model's probability that the object moves, while tracking.
     public var movingProbability: Double?
 }

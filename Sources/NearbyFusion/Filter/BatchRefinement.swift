@@ -7,7 +7,7 @@ import Foundation
 /// the information it accumulates along wrong directions makes it overconfident (the
 /// classic failure of range-only EKFs). While an object is being acquired, each
 /// hypothesis `i` is therefore recomputed from its tile prior `N(μ₀ᵢ, P₀ᵢ)` and every
-/// stored update (``MeasurementWindow``):
+/// stored update (`MeasurementWindow`):
 ///
 /// 1. The robust negative log posterior
 ///    `f(x) = ½ (x − μ₀)ᵀ P₀⁻¹ (x − μ₀) − Σ_k c_k log((1 − ε) N(e_k(x); 0, R_k) + ε/span)`
@@ -30,12 +30,12 @@ import Foundation
 ///    ``FusionOptions/missingDirectionLikelihood(offAxisAngle:)``).
 /// 4. A considered range bias (``FusionOptions/rangeBiasStandardDeviation`` `σ_β`): ranges
 ///    all longer by `β` — the first one too, whose sphere the tile prior sits on, so that its
-///    mean moves by `β u₀` (``PositionHypothesis/priorRangeDirection``) — move the minimum by
+///    mean moves by `β u₀` (`PositionHypothesis.priorRangeDirection`) — move the minimum by
 ///    `s β`, `s = A⁻¹ (Σ_k c_k π_k g_k / v_k + P₀⁻¹ u₀)`: differentiating the stationarity
 ///    condition `P₀⁻¹ (x − μ₀) = Σ_k c_k π_k g_k (z_k − ‖x − a_k‖ − β) / v_k` with respect to
 ///    `β`. Then `Pᵢ ← A⁻¹ + σ_β² s sᵀ`. The mean and the evidence are unchanged; `s` is kept on
-///    the hypothesis (``PositionHypothesis/rangeBiasSensitivity``).
-public enum BatchRefinement {
+///    the hypothesis (`PositionHypothesis.rangeBiasSensitivity`).
+@_spi(Internals) public enum BatchRefinement {
     struct Constants {
         let azVariance, elVariance: Double
         /// The robust densities of a range residual and of an angle residual (the latter

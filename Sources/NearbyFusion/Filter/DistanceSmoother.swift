@@ -40,7 +40,7 @@ import Foundation
 /// of a second instead of standing where the still estimate left it; the price is a still
 /// tag's error a little above the fused distance alone, as the ramp opens on noise now and
 /// then (`nearby-fusion accuracy` prints both beside the raw ranges').
-public struct DistanceSmoother: Sendable, Hashable {
+@_spi(Internals) public struct DistanceSmoother: Sendable, Hashable {
     /// `d`, metres, and `u`, m/s.
     public private(set) var distance = 0.0, rate = 0.0
     /// `P = [[P_dd, P_du], [P_du, P_uu]]` (m², m²/s, m²/s²).

@@ -1,7 +1,7 @@
 import Foundation
 
 /// What one EKF measurement update did.
-public struct UpdateOutcome: Sendable, Equatable {
+@_spi(Internals) public struct UpdateOutcome: Sendable, Equatable {
     /// The normalised innovation squared `d² = νᵀ S⁻¹ ν` (Mahalanobis distance squared).
     public var normalizedInnovationSquared: Double
     /// `det(2π S)` (the Gaussian's normaliser), kept so that the likelihood is computed
@@ -36,7 +36,7 @@ public struct UpdateOutcome: Sendable, Equatable {
 ///    positive semi-definite under round-off, unlike `(I − K H) P`.
 ///
 /// Everything is fixed-size and on the stack.
-public enum EKFUpdate {
+@_spi(Internals) public enum EKFUpdate {
     /// The scalar update. `gated: false` skips step 2 (used by tests).
     @inlinable
     public static func update<M: ScalarMeasurementModel>(
@@ -95,7 +95,7 @@ public enum EKFUpdate {
 /// position `x` with covariance `P`, the Jacobian `H` (rows `h₀`, `h₁`), the innovation
 /// `ν = z ⊖ h(x)`, the columns `P h₀`, `P h₁` of `P Hᵀ`, `S = H P Hᵀ + R`, `S⁻¹` (`nil` when
 /// `S` is singular or `ν` not finite), `d² = νᵀ S⁻¹ ν` and `det(2π S)`.
-public struct PlanarInnovation: Sendable {
+@_spi(Internals) public struct PlanarInnovation: Sendable {
     public let jacobian: Jacobian2x3
     public let innovation: Vector2
     public let ph0: Vector3, ph1: Vector3

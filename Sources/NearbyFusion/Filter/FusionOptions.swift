@@ -47,7 +47,7 @@ public struct FusionOptions: Sendable, Hashable {
     /// Mean duration of a multipath burst, seconds: a reflected path lasts while the geometry
     /// that makes it does, so long ranges come in runs. The batch acquisition then weighs the
     /// ranges through a two-state Markov chain (line of sight / multipath, stationary
-    /// multipath probability `η`) instead of as independent draws (``BatchRefinement``).
+    /// multipath probability `η`) instead of as independent draws (`BatchRefinement`).
     /// 0 (UWB): independent.
     public var rangeMultipathBurstSeconds: Double = 0
     /// Span of the uniform outlier density for each direction angle, radians.
@@ -105,7 +105,7 @@ public struct FusionOptions: Sendable, Hashable {
     /// The bias is *considered*, not estimated: the estimates do not change, the covariance the
     /// coaching and the outputs read does. A still object's batch adds `σ_β² s sᵀ` to each
     /// hypothesis, `s` the shift of its solution per metre of common bias
-    /// (``BatchRefinement/refine(_:window:options:addedVariance:)``), and a tracked object keeps
+    /// (`BatchRefinement.refine(_:window:options:addedVariance:)`), and a tracked object keeps
     /// the share it had when it was handed over. On such hardware 0.1 m brings the reported
     /// uncertainty in line with the errors without changing the angles (`evaluate
     /// --range-bias 0.1`); larger values make the coaching withhold `worldTransform` longer.
@@ -158,11 +158,11 @@ public struct FusionOptions: Sendable, Hashable {
     /// `horizontalAngleThreshold`) and a `worldTransform` of where it is now are what
     /// matter, not a decimetre fix no sweep can give. An estimate that combines a still and
     /// a moving model, the moving one with probability `w`, is held to
-    /// `√((1 − w) T² + w max(T, this)²)` (``ConvergenceAnalysis``).
+    /// `√((1 − w) T² + w max(T, this)²)` (`ConvergenceAnalysis`).
     public var movingPositionThreshold: Double = 0.25
     /// Fading memory of the acquisition batch of an object that may move, seconds: an update
     /// `τ` old counts `exp(−τ/T)` times in its position-and-velocity fit
-    /// (``BatchRefinement/refineMoving(_:window:now:start:options:addedVariance:)``). A
+    /// (`BatchRefinement.refineMoving(_:window:now:start:options:addedVariance:)`). A
     /// constant velocity over the whole window is what a friend walking steadily past does
     /// and what a friend who turns and stops does not: with the whole window a turning
     /// friend's estimate grows overconfident, while a short memory makes a steady walker's
@@ -345,7 +345,7 @@ public struct FusionOptions: Sendable, Hashable {
     /// 2.5–5 Hz, 0.6–1.2 s), to be measured on real recordings when there are some.
     public var channelSoundingMultipathBurstSeconds: Double = 0.8
     /// White-acceleration intensity, m²/s³, of the part of a Channel Sounding object's
-    /// distance that its position estimate does not explain (``DistanceSmoother``, which
+    /// distance that its position estimate does not explain (`DistanceSmoother`, which
     /// smooths the published `distance`): the estimate follows the device's own motion, so
     /// this is the object's own radial motion — none for a still tag, a carry when it is
     /// picked up. 0.1 against 0.5 (50 seeds each): a still tag's published error 0.105 m
@@ -479,7 +479,7 @@ extension FusionOptions {
     /// The range model from `antennaInWorld` with these options' noise and gate: the one
     /// every estimator step (batch solver, acquisition gate, IMM) uses.
     /// The range model with the nominal noise `σ_r` alone: the batch acquisition's (see
-    /// ``BatchRefinement``, which explains why it does not use `σ(z)`).
+    /// `BatchRefinement`, which explains why it does not use `σ(z)`).
     @inlinable public func nominalRangeModel(from antennaInWorld: Vector3) -> RangeModel {
         RangeModel(antennaInWorld: antennaInWorld, standardDeviation: rangeStandardDeviation, gate: rangeGate)
     }

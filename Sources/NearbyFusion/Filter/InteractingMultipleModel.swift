@@ -9,7 +9,7 @@ public enum MotionActivityState: String, Sendable, Hashable, CaseIterable {
 }
 
 /// How fast an object switches between keeping still and moving, per second: the prior the
-/// motion model starts from (see ``InteractingMultipleModel``).
+/// motion model starts from (see `InteractingMultipleModel`).
 public struct MotionPrior: Sendable, Hashable {
     /// Rate of starting to move while still, 1/s (`λ_sm`).
     public var startRate: Double
@@ -26,14 +26,14 @@ public struct MotionPrior: Sendable, Hashable {
 }
 
 /// Which scalar measurements the stationary model's gate rejects for both models of an
-/// ``InteractingMultipleModel`` (used for ranges to objects expected to keep still).
+/// `InteractingMultipleModel` (used for ranges to objects expected to keep still).
 ///
 /// A burst of non-line-of-sight ranges, all too long by 0.5–2 m with no change of direction,
 /// is otherwise indistinguishable from the object walking away, and the wider moving model
 /// would follow it out along the line of sight. Multipath only ever *lengthens* a range, so
 /// a range too *short* for the stationary model is not explained by it: it is evidence that
 /// the object moved (or that the estimate is wrong), and each model weighs it for itself.
-public enum StationaryGate: Sendable, Hashable {
+@_spi(Internals) public enum StationaryGate: Sendable, Hashable {
     /// Each model gates for itself.
     case off
     /// Measurements the stationary model gates out with a positive residual `z − h(p)` (a
@@ -45,7 +45,7 @@ public enum StationaryGate: Sendable, Hashable {
     case everyMeasurement
 }
 
-/// The steady walking model of an ``InteractingMultipleModel``: its acceleration intensity
+/// The steady walking model of an `InteractingMultipleModel`: its acceleration intensity
 /// and how it trades with the manoeuvring model.
 public struct SteadyMotion: Sendable, Hashable {
     /// White-acceleration intensity, m²/s³ per axis (world x, y, z).
@@ -64,7 +64,7 @@ public struct SteadyMotion: Sendable, Hashable {
 
 /// An interacting multiple model (IMM) filter over an object's position and velocity with
 /// two motion models: **stationary** (`p' = p`) and **constant velocity** driven by white
-/// acceleration noise (see ``KinematicGaussian``). The data choose between them: a tag on
+/// acceleration noise (see `KinematicGaussian`). The data choose between them: a tag on
 /// a table, a tag picked up and carried, a peer who walks, stops and walks again. Optionally
 /// (``SteadyMotion``, `FusionOptions.steadyAccelerationIntensity`) a third: a *steady* walk,
 /// constant velocity with a gentle acceleration intensity, beside the *manoeuvring* one
@@ -85,7 +85,7 @@ public struct SteadyMotion: Sendable, Hashable {
 ///
 /// A hint from the app (``MotionActivityState``) pins the mode: `stationary` or `moving`
 /// gives that model probability 1 and no transitions; `unknown` returns to the prior.
-public struct InteractingMultipleModel: Sendable, Hashable {
+@_spi(Internals) public struct InteractingMultipleModel: Sendable, Hashable {
     /// The stationary model's estimate.
     public var stationary: KinematicGaussian
     /// The manoeuvring constant-velocity model's estimate (the acceleration intensity of
@@ -152,7 +152,7 @@ public struct InteractingMultipleModel: Sendable, Hashable {
                                                       velocityPriorVariance: 1, movingProbability: 0)
 
     /// Both models and the mode probability are finite (one branch-free sum, as
-    /// ``KinematicGaussian/isFinite``).
+    /// `KinematicGaussian.isFinite`).
     @inlinable @inline(__always)
     public var isFinite: Bool {
         let sum = stationary.componentSum + moving.componentSum + manoeuvringProbability
@@ -306,7 +306,7 @@ public struct InteractingMultipleModel: Sendable, Hashable {
     ///
     /// `stationaryGate`: which measurements the stationary model's gate rejects for both
     /// models (neither is corrected; both get the outlier density, so the mode probabilities
-    /// do not move); see ``StationaryGate``.
+    /// do not move); see `StationaryGate`.
     public mutating func update<M: ScalarMeasurementModel>(model: M, measured z: Double,
                                                           outlierProbability eps: Double, outlierSpan: Double,
                                                           stationaryGate: StationaryGate = .off) -> Bool {

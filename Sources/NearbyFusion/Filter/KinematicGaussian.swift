@@ -7,7 +7,7 @@
 /// Every measurement of this engine observes the position only (`H = [h  0]`), so the
 /// updates below work block by block in fixed-size 3×3 maths: no 6×6 product is formed and
 /// nothing is allocated.
-public struct KinematicGaussian: Sendable, Hashable {
+@_spi(Internals) public struct KinematicGaussian: Sendable, Hashable {
     /// `p`, metres, world frame.
     public var positionInWorld: Vector3
     /// `v`, m/s, world frame.
@@ -51,7 +51,7 @@ public struct KinematicGaussian: Sendable, Hashable {
 
     /// The stationary model: the object stays where it is, `p' = p`, and its velocity is
     /// zero — held as `v = 0` with the *prior* covariance `σ_v² I` it would have if it
-    /// started to move, so that mixing into the moving model (``InteractingMultipleModel``)
+    /// started to move, so that mixing into the moving model (`InteractingMultipleModel`)
     /// hands it a realistic velocity uncertainty:
     ///
     ///     p' = p,   P_pp' = P_pp + q I,   v' = 0,   P_pv' = 0,   P_vv' = σ_v² I

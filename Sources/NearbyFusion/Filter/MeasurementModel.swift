@@ -2,7 +2,7 @@
 ///
 /// A model states its prediction, its Jacobian `H = ∂h/∂p` (a row, stored as a
 /// `Vector3`) and how residuals are formed (angles wrap), so that one EKF update
-/// (``EKFUpdate``) serves every kind of measurement.
+/// (`EKFUpdate`) serves every kind of measurement.
 public protocol ScalarMeasurementModel {
     /// Measurement noise variance `σ²`, in the measurement's unit squared.
     var variance: Double { get }

@@ -13,7 +13,7 @@ public enum DirectionContent: UInt8, Sendable, Hashable {
 /// One UWB update with the device pose it was made from, in the form every estimator step
 /// reads: the batch window, the acquisition gate and the tracking filter. Absent parts are
 /// `nil`-free for speed: `hasRange` and `direction` say what the entry holds.
-public struct WindowEntry: Sendable, Hashable {
+@_spi(Internals) public struct WindowEntry: Sendable, Hashable {
     /// Antenna position in the world frame, metres.
     public var antennaInWorld: Vector3
     /// World-from-device rotation at the update.
@@ -31,7 +31,7 @@ public struct WindowEntry: Sendable, Hashable {
     /// How many original updates this entry stands for (thinning doubles it).
     public var multiplicity: Double
     /// Time of the update, seconds (the recording's clock). The batch of an object that may
-    /// move places it at `x − v (t_now − t)` then (``BatchRefinement/refineMoving(_:window:now:start:options:addedVariance:)``).
+    /// move places it at `x − v (t_now − t)` then (`BatchRefinement.refineMoving(_:window:now:start:options:addedVariance:)`).
     public var timestamp: Double
     /// How far the device had travelled since the acquisition began when the update was
     /// made, metres (set as the entry joins the window): what
@@ -79,12 +79,12 @@ public struct WindowEntry: Sendable, Hashable {
 }
 
 /// The UWB updates seen since an object's estimate was initialised, kept for batch
-/// re-linearisation (``BatchRefinement``), in a fixed-capacity buffer.
+/// re-linearisation (`BatchRefinement`), in a fixed-capacity buffer.
 ///
 /// When the buffer is full, neighbouring entries are thinned pairwise (one is kept with
 /// the multiplicity of both), so the window always spans the whole history at a
 /// decreasing density and never grows: memory per object is `capacity` entries.
-public struct MeasurementWindow: Sendable {
+@_spi(Internals) public struct MeasurementWindow: Sendable {
     public private(set) var entries: ContiguousArray<WindowEntry>
     public let capacity: Int
 

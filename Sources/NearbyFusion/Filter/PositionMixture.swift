@@ -2,17 +2,17 @@ import Foundation
 
 /// One hypothesis of the bank: a Gaussian `N(mean, covariance)` over the object's world
 /// position (metres, m²) with a log weight.
-public struct PositionHypothesis: Sendable, Hashable {
+@_spi(Internals) public struct PositionHypothesis: Sendable, Hashable {
     public var logWeight: Double
     public var meanInWorld: Vector3
     public var covariance: Matrix3
     /// The prior this hypothesis started from (its tile of the first range's sphere) and
-    /// its prior log weight; ``BatchRefinement`` recomputes the hypothesis from them.
+    /// its prior log weight; `BatchRefinement` recomputes the hypothesis from them.
     public var priorMeanInWorld: Vector3
     public var priorCovariance: Matrix3
     public var priorLogWeight: Double
     /// The constant velocity the batch of an object that may move fitted to this hypothesis,
-    /// m/s, world frame (``BatchRefinement/refineMoving(_:window:now:start:options:addedVariance:)``);
+    /// m/s, world frame (`BatchRefinement.refineMoving(_:window:now:start:options:addedVariance:)`);
     /// zero for a still object.
     public var velocityInWorld = Vector3.zero
     /// That velocity's covariance `P_vv` (m²/s²) and its cross-covariance with the position
@@ -20,7 +20,7 @@ public struct PositionHypothesis: Sendable, Hashable {
     public var velocityCovariance = Matrix3.zero
     public var positionVelocityCovariance = Matrix3.zero
     /// How far a common range bias of one metre moves this hypothesis's batch solution,
-    /// metres per metre (``FusionOptions/rangeBiasStandardDeviation``, ``BatchRefinement``).
+    /// metres per metre (``FusionOptions/rangeBiasStandardDeviation``, `BatchRefinement`).
     public var rangeBiasSensitivity = Vector3.zero
     /// The unit vector from the antenna to this hypothesis's tile on the range sphere it was
     /// tiled on (zero when it was not tiled): a bias in that range moves the prior mean along it.
@@ -56,7 +56,7 @@ public struct MixtureMoments: Sendable, Hashable {
 /// A first range only says "somewhere on a sphere around the antenna"; one Gaussian
 /// cannot represent that, so the sphere is tiled with hypotheses
 /// (``initialize(rangeMetres:antennaInWorld:forwardInWorld:options:)``), each an EKF.
-/// Every measurement updates every hypothesis (the EKF steps of ``EKFUpdate``) and
+/// Every measurement updates every hypothesis (the EKF steps of `EKFUpdate`) and
 /// re-weights it by its robust likelihood
 /// `wᵢ ← wᵢ [(1 − ε) N(νᵢ; 0, Sᵢ) + ε/span]`; motion then decides. Hypotheses mirrored
 /// about the horizontal plane through the device get the same likelihood from any
@@ -65,7 +65,7 @@ public struct MixtureMoments: Sendable, Hashable {
 ///
 /// Storage is a pre-allocated contiguous buffer of `maximumHypotheses`; updates,
 /// pruning and merging never grow it, so the per-update path does not allocate.
-public struct PositionMixture: Sendable {
+@_spi(Internals) public struct PositionMixture: Sendable {
     public private(set) var hypotheses: ContiguousArray<PositionHypothesis>
     /// Bank capacity.
     public let capacity: Int
@@ -150,7 +150,7 @@ public struct PositionMixture: Sendable {
     /// Multiplies every hypothesis's prior weight, and its weight, by `exp(logFactor(h))`
     /// (a prior over the object's position that the tiles of the range sphere did not hold:
     /// `w̃ᵢ ∝ wᵢ ∫ N(p; μᵢ, Pᵢ) f(p) dp`, the caller's `logFactor` that integral's logarithm),
-    /// then renormalises both. ``BatchRefinement`` keeps the factor: it re-solves each
+    /// then renormalises both. `BatchRefinement` keeps the factor: it re-solves each
     /// hypothesis from its prior weight. A factor that is not finite for every hypothesis
     /// leaves the mixture unchanged.
     public mutating func reweighPriors(_ logFactor: (PositionHypothesis) -> Double) {
@@ -169,7 +169,7 @@ public struct PositionMixture: Sendable {
         normalize()
     }
 
-    /// Applies `body` to every hypothesis in place (used by ``BatchRefinement``).
+    /// Applies `body` to every hypothesis in place (used by `BatchRefinement`).
     public mutating func transformEach(_ body: (inout PositionHypothesis) -> Void) {
         hypotheses.withUnsafeMutableBufferPointer { h in for i in h.indices { body(&h[i]) } }
     }

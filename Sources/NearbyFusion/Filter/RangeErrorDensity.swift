@@ -2,7 +2,7 @@ import Foundation
 
 /// The robust density of a range residual `e = z − ‖p − a‖` (metres) whose Gaussian part
 /// has variance `v` (m²): the range likelihood of the batch acquisition
-/// (``BatchRefinement``, which weighs its angle residuals by the same density without the
+/// (`BatchRefinement`, which weighs its angle residuals by the same density without the
 /// multipath term), and the noise model the evaluation's Cramér–Rao bound reads. (The
 /// tracking IMM still weighs a range by its symmetric part, `(1 − ε) N + ε/span`, behind a
 /// χ² gate; a tracked Channel Sounding object is re-acquired when its ranges drift, see

@@ -87,7 +87,7 @@ public struct Matrix3: Hashable, Sendable {
 
     /// One block of the expanded Joseph update, `A − k bᵀ − a lᵀ + s k lᵀ`, as
     /// `A − k (b − s l)ᵀ − a lᵀ`: two fused outer products (36 flops, against 63 for three
-    /// separate ones). See ``KinematicGaussian`` for where `k, a, l, b, s` come from.
+    /// separate ones). See `KinematicGaussian` for where `k, a, l, b, s` come from.
     @inlinable @inline(__always)
     public static func josephBlock(_ m: Matrix3, k: Vector3, b: Vector3, a: Vector3, l: Vector3, s: Double) -> Matrix3 {
         let c = b - s * l

@@ -1,5 +1,5 @@
 import Foundation
-import NearbyFusion
+@_spi(Internals) import NearbyFusion
 import NearbyFusionRecording
 import NearbyFusionSimulation
 
@@ -34,8 +34,8 @@ public struct EvaluatedUpdate: Sendable {
     /// The engine's mixture moments after this update.
     public var moments: MixtureMoments?
     public var hypothesisCount: Int
-    /// The bank after this update.
-    public var hypotheses: [PositionHypothesis]
+    /// The bank after this update (the estimator's machinery, `@_spi(Internals)`).
+    @_spi(Internals) public var hypotheses: [PositionHypothesis]
 }
 
 /// The outcome of running a scenario through the engine in memory.
