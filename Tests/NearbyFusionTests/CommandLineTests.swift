@@ -15,12 +15,17 @@ struct CommandLineTests {
 
     struct Result { var status: Int32; var stdout: String; var stderr: String }
 
-    /// Runs the command; `standardInput` names a file (relative to the package) to feed it.
-    static func run(_ arguments: [String], standardInput: String? = nil) throws -> Result {
+    /// Runs the command (or `program`); `standardInput` names a file (relative to the package)
+    /// to feed it; `environment` adds variables to the test process's own.
+    static func run(_ arguments: [String], standardInput: String? = nil, program: URL? = nil,
+                    environment: [String: String] = [:]) throws -> Result {
         let process = Process()
-        process.executableURL = executable
+        process.executableURL = program ?? executable
         process.arguments = arguments
         process.currentDirectoryURL = packageRoot
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         if let standardInput {
             process.standardInput = try FileHandle(forReadingFrom: packageRoot.appendingPathComponent(standardInput))
         }

@@ -8,18 +8,7 @@ struct CommandReferenceTests {
     static let subcommands = ["replay", "evaluate", "merge", "coach", "report", "simulate", "convert", "accuracy", "bench"]
 
     static func help(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = CommandLineTests.executable
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["COLUMNS"] = "100"
-        process.environment = environment
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        try CommandLineTests.run(arguments, environment: ["COLUMNS": "100"]).stdout
     }
 
     @Test func theReferenceIsWhatTheCommandPrints() throws {

@@ -36,18 +36,7 @@ struct SchemaTests {
         """
 
     static func python(_ arguments: [String]) throws -> CommandLineTests.Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3"] + arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return .init(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                     stderr: String(decoding: stderr, as: UTF8.self))
+        try CommandLineTests.run(["python3"] + arguments, program: URL(fileURLWithPath: "/usr/bin/env"))
     }
 
     static func validate(_ files: [String], as definition: String) throws -> CommandLineTests.Result {
