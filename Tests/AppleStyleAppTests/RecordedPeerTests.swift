@@ -55,6 +55,27 @@ extension AppleStyleAppTests {
             NISession.defaultDataSource = ManualSource()
         }
 
+        @Test func aRecordedRemovalReachesTheAppAndRangingGoesOn() async throws {
+            // The still peer's recording with its peer timing out at 8 s and coming back: the
+            // app is told `.timeout` (and runs its kept configuration again), and the peer's
+            // updates go on after it.
+            var events = try RecordingReader.readAll(path: AppleStyleAppTests.datasets.appendingPathComponent("still-peer.jsonl").path)
+            let cut = try #require(events.firstIndex { ($0.timestamp ?? 0) >= 8 })
+            events.insert(.removed(objectID: "friend", timestamp: 8, reason: .timeout), at: cut)
+            let source = try RecordingSource(recording: events)
+            NISession.defaultDataSource = source
+            let manager = await PeerRangingManager()
+            let token = try #require(source.recordedPeerTokens.first)
+            await manager.peer(didShareDiscoveryTokenData: try Self.overTheAppsChannel(token))
+            try await Self.settle(manager) { source.isFinished }
+            let seen = await manager.events
+            let removal = try #require(seen.firstIndex(of: .removed(.timeout)))
+            #expect(seen[(removal + 1)...].contains { if case .update = $0 { return true }; return false },
+                    "no update after the timeout: \(seen.count - removal - 1) events after it")
+            await manager.stop()
+            NISession.defaultDataSource = ManualSource()
+        }
+
         @Test func aRecordingsPeerTokensAreStableAndItsOwn() throws {
             let still = AppleStyleAppTests.datasets.appendingPathComponent("still-peer.jsonl").path
             let walking = AppleStyleAppTests.datasets.appendingPathComponent("walking-peer.jsonl").path

@@ -1,0 +1,164 @@
+import Foundation
+
+// What an object publishes after its update: convergence, outputs, the Channel Sounding distance.
+extension ObjectTracker {
+    /// A Channel Sounding object's published distance (`DistanceSmoother`): the fused
+    /// distance `reference` corrected by the ranges once they disagree with it (a tag picked
+    /// up), outliers down-weighted; without a reference — the app says the tag moves, or
+    /// camera assistance is off — its ranges smoothed ("outliers are filtered and results
+    /// smoothed", as Apple describes the radio's distance).
+    @inline(__always)
+    mutating func publishSmoothedDistance(into estimate: inout NearbyObjectEstimate, at t: Double, raw: Double?,
+                                                  reference: Double?, context: Context, options: FusionOptions) {
+        let usable = raw.flatMap { $0 <= options.maximumRange ? $0 : nil }
+        // (A range beyond reach, before any other, is passed on as the radio gave it.)
+        estimate.distance = distanceSmoother.update(
+            at: t, range: usable, reference: reference, generation: estimateGeneration,
+            density: context.optionsBox.rangeErrorDensity, variance: options.rangeVariance(measured: usable ?? 0),
+            residualIntensity: options.distanceResidualAccelerationIntensity, freeIntensity: options.accelerationIntensity,
+            minimumInterval: options.minimumFusionInterval) ?? estimate.distance
+    }
+
+    /// Convergence and outputs from the estimate after fusion.
+    mutating func publish(into estimate: inout NearbyObjectEstimate, at t: Double, pose devicePose: DevicePose,
+                                  antennaInWorld: Vector3, context: Context, options: FusionOptions) {
+        var reasons: ConvergenceReasons = []
+        if context.lightingLimited { reasons.insert(.insufficientLighting) }
+        // Signal: how long since the radio last gave a usable range — one within reach
+        // (`maximumRange`), fused or not: while VIO is limited nothing is fused, yet the signal
+        // is fine. Ranges all beyond reach for `signalTimeout` are as unusable as none; a lone
+        // ghost beyond it among good ranges is not (eee_01's anchor100, converged at 29 m,
+        // flashed `insufficientSignalStrength` on each 60–69 m multipath reading).
+        let signalAge = t - (lastUsableRangeTime ?? firstUpdateTime ?? t)
+        if signalAge > options.signalTimeout { reasons.insert(.insufficientSignalStrength) }
+        let motionNow = decideMotion(options)
+        estimate.motion = motionNow
+        guard !mixture.isEmpty else {
+            // Nothing estimated yet: `unknown`, unless a reason already withholds it (nil).
+            estimate.convergence = AlgorithmConvergence(status: reasons.isEmpty ? .unknown : .notConverged(reasons))
+            estimate.verticalDirectionEstimate = reasons.isEmpty ? .unknown : nil
+            return
+        }
+        var assessment = ConvergenceAnalysis.assess(mixture: mixture, antennaInWorld: antennaInWorld,
+                                                    movement: movement, movementAlreadySufficient: coaching.movementSufficient,
+                                                    movingShare: movingShare(motionNow, options: options),
+                                                    previous: coaching.previousResolution,
+                                                    previousCategory: coaching.lastAssessment?.verticalCategory ?? .unknown,
+                                                    previousBearing: coaching.previousBearing, options: options)
+        if (probationRangesLeft > 0 || rangesRunShort(options)) && assessment.movementExtent >= options.minimumMovement {
+            // On probation (re-solved after its ranges ran long, see `fuse`), or while its
+            // ranges run short (``FusionOptions/approachRangeWindow``): nothing is resolved —
+            // a tag carried away or toward the user would otherwise be shown where it was.
+            assessment.horizontalResolved = false
+            assessment.bearingResolved = false
+            assessment.reasons.insert(.insufficientHorizontalSweep)
+        }
+        if assessment.movementExtent >= options.minimumMovement { coaching.movementSufficient = true }
+        coaching.previousResolution = (assessment.horizontalResolved, assessment.verticalResolved)
+        coaching.previousBearing = assessment.bearingResolved
+        coaching.lastAssessment = assessment
+        reasons.formUnion(assessment.reasons)
+
+        let status: ConvergenceStatus = reasons.isEmpty ? .converged : .notConverged(reasons)
+        estimate.convergence = AlgorithmConvergence(status: status)
+        let mean = assessment.meanInWorld
+        // The angle: once the horizontal position is resolved, or (Channel Sounding,
+        // ``FusionOptions/publishesAngleByBearingAlone``) once the bearing alone is, while the
+        // horizontal sweep asked for `worldTransform` may still stand.
+        let horizontalAvailable = options.publishesAngleByBearingAlone
+            ? reasons.subtracting(.insufficientHorizontalSweep).isDisjoint(with: .withholdingHorizontal) && assessment.bearingResolved
+            : reasons.isDisjoint(with: .withholdingHorizontal) && assessment.horizontalResolved
+        if horizontalAvailable {
+            estimate.horizontalAngle = HorizontalAngle.angle(objectInWorld: mean, devicePositionInWorld: antennaInWorld,
+                                                             worldFromDevice: devicePose.worldFromDevice)
+            // The category is published once established (≥ 95 %): `same`, `above`, `below`,
+            // or `aboveOrBelow` when only the sign is open. A vertical-sweep reason that
+            // stands only because the height is not yet precise enough for worldTransform
+            // does not hide an established category; one that stands because the category
+            // itself is open leaves the estimate nil.
+            if assessment.verticalCategory != .unknown {
+                estimate.verticalDirectionEstimate = assessment.verticalCategory
+            }
+        }
+        if phase == .tracking, horizontalAvailable { estimate.velocity = publishedVelocity }
+        if ranging == .bluetoothChannelSounding {
+            // The fused range, outliers removed: the weighted distance of the hypotheses (the
+            // mixture's mean lies inside the range sphere while it is still spread over it).
+            estimate.distance = fusedDistance(from: antennaInWorld)
+        }
+        // A tracked Channel Sounding object that converged and has not been converged for
+        // ``FusionOptions/channelSoundingReacquireSeconds`` is acquired afresh at its next
+        // range (`fuse`): one Gaussian fed ranges alone cannot come back across the line of
+        // sight. Not while the app says it keeps still.
+        if phase == .tracking, hasConverged, ranging == .bluetoothChannelSounding, !status.isConverged,
+           motionHint != .stationary, options.channelSoundingReacquireSeconds > 0 {
+            let since = unconvergedSince ?? t
+            unconvergedSince = since
+            if t - since >= options.channelSoundingReacquireSeconds { reacquires = true }
+        } else {
+            unconvergedSince = nil
+        }
+        if status.isConverged {
+            if !hasConverged {
+                hasConverged = true
+                carryOrigin = nil   // converged again: where it was before a carry no longer matters
+            }
+            let toObject = mean - antennaInWorld
+            estimate.worldTransform = WorldTransform(translation: mean)
+            estimate.distance = toObject.length
+            // Camera assistance widens the field of view: the direction comes from the
+            // world estimate, inside the radio's cone or not.
+            estimate.direction = devicePose.worldFromDevice.inverseRotate(toObject).normalized
+        }
+    }
+
+    /// The probability that the estimate the convergence analysis judges is a moving object's
+    /// (`ConvergenceAnalysis`'s `movingShare`, which sets its position thresholds): 1 while a
+    /// moving object's thresholds are held (below); else that of the published estimate — 0 or
+    /// 1 when one model is certain and published alone, the moving model's probability while
+    /// the published estimate combines the two. Judged by a still object's 12 cm, the combined
+    /// covariance `Σⱼ wⱼ (Pⱼ + (pⱼ − p)(pⱼ − p)ᵀ)` failed whenever a few noisy directions raised
+    /// the moving model's probability to 0.1–0.5 (its mean is dragged 0.3–0.7 m by the noise
+    /// it follows): a still friend's status dropped to "sweep" for 0.1–0.3 s in 6 of 20 runs
+    /// (`still-peer`), and every unhinted tag picked up (`tag-picked-up`, 50 of 50 runs) left
+    /// `converged` while its estimate followed it, advice no sweep answers.
+    @inline(__always)
+    mutating func movingShare(_ motionNow: MotionActivityState, options: FusionOptions) -> Double {
+        if holdsMovingThresholds(motionNow, options: options) { return 1 }
+        guard phase == .tracking else { return 0 }
+        switch motion.certainMode(options.modeCertainty) {
+        case .moving?: return 1
+        case .stationary?: return 0
+        case nil: return motion.movingProbability
+        }
+    }
+
+    /// Whether the convergence analysis judges this object's position by a moving object's
+    /// thresholds (``FusionOptions/movingPositionThreshold``): from the first update reported
+    /// `moving` of an object that may move, until its stationary model alone is published
+    /// (probability ≥ ``FusionOptions/modeCertainty``) or the estimate starts over. The
+    /// published covariance is the IMM's combination while neither mode is certain, and it
+    /// carries the moving mode's share whatever the reported motion says: judging it by a
+    /// still object's thresholds as soon as the report turned `stationary` flipped a walking
+    /// peer's status 19 times a minute (`Datasets/walking-peer.jsonl`) as its mode
+    /// probability wandered between 0.1 and 0.9.
+    mutating func holdsMovingThresholds(_ motionNow: MotionActivityState, options: FusionOptions) -> Bool {
+        guard mayMove, phase == .tracking else {
+            coaching.movingThresholdsHeld = false
+            return false
+        }
+        if motionNow == .moving { coaching.movingThresholdsHeld = true }
+        else if motion.certainMode(options.modeCertainty) == .stationary { coaching.movingThresholdsHeld = false }
+        return coaching.movingThresholdsHeld
+    }
+
+    /// `Σ wᵢ ‖μᵢ − a‖`, metres: the distance the estimate gives, whatever its bearing.
+    /// (Inlined: an outlined call from `publish` copied the whole tracker.)
+    @inline(__always)
+    func fusedDistance(from antennaInWorld: Vector3) -> Double {
+        if mixture.count == 1 { return (mixture.hypotheses[0].meanInWorld - antennaInWorld).length }
+        var d = 0.0
+        for h in mixture.hypotheses { d += exp(h.logWeight) * (h.meanInWorld - antennaInWorld).length }
+        return d
+    }
+}
