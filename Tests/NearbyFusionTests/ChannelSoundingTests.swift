@@ -221,7 +221,7 @@ struct ChannelSoundingTests {
         #expect(Statistics.quantile(delays, 0.5)! <= 3, "\(delays)")
         #expect(Statistics.quantile(errors, 0.5)! <= 10)
         // The published distance is the fused one: over 20 seeds its median error is 0.49× the
-        // raw one (README); on these six, at most 0.6×.
+        // raw one (accuracy); on these six, at most 0.6×.
         #expect(Statistics.quantile(published, 0.5)! <= 0.6 * Statistics.quantile(raw, 0.5)!)
         // …and it follows the walking user: median lag ≤ 0.3 s (the bound).
         #expect(lags.count == 6 && Statistics.quantile(lags, 0.5)! <= 0.3, "\(lags)")
@@ -300,7 +300,7 @@ struct ChannelSoundingTests {
 
     @Test func theEngineIsNoMoreOverconfidentThanTheExactPosteriorWhereTheBandIsOutOfReach() {
         // Planar sweeps (the mirror): even the exact posterior's Gaussian summary scores above
-        // the χ² band at this fixed place (README, "Channel Sounding accessories"). The engine's
+        // the χ² band at this fixed place (accuracy, the Channel Sounding table). The engine's
         // mean NEES must stay at or under the ideal's; seeds 1–8: 5.19 against 6.53.
         // A tag put down after a carry the app reported: the posterior gets the engine's prior of
         // where the tag was (``FusionOptions/carrySpeed``), and the engine must again stay at or

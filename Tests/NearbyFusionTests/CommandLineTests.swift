@@ -60,7 +60,7 @@ struct CommandLineTests {
         #expect(rows.contains("| Channel Sounding | cs-planar-sweeps | no published angle more than 15° off | no angle published | met |"), "\(first.stdout)")
         #expect(rows.contains { $0.hasPrefix("| Channel Sounding | cs-planar-sweeps | mean NEES over ≥ 50 seeds") && $0.hasSuffix("| not judged |") })
         #expect(rows.last?.hasPrefix("targets: ") == true && rows.last?.contains("not judged (they need --seeds 50 or more)") == true)
-        // The options that reproduce the README's alternatives reach the engine and the
+        // The options that reproduce the documented alternatives reach the engine and the
         // simulator, and bad values are refused.
         for bad in [["--stationary-decision", "0.4"], ["--drift-variance=-1"], ["--batch-drift", "nan"], ["--vio-drift=-0.1"]] {
             #expect(try Self.run(["accuracy", "--seeds", "1", "--scenario", "still-phone"] + bad).status == 64, "\(bad)")

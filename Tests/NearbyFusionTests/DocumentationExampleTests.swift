@@ -38,7 +38,7 @@ struct DocumentationExampleTests {
         }
     }
 
-    /// The README's event-stream loop ends at the convergence it waits for.
+    /// The event-stream loop of the session's migration article ends at the convergence it waits for.
     @Test func theSessionEventLoopEnds() async throws {
         let session = NISession(source: try RecordingSource(path: Self.path("Datasets/coached-sweep.jsonl")))
         let configuration = try NINearbyAccessoryConfiguration(data: NINearbyAccessoryConfiguration.data(forAccessory: "tag"))

@@ -66,7 +66,7 @@ struct MovingObjectTests {
             let run = ScenarioRun(ScenarioCatalogue.tagPickedUp(seed: seed))
             #expect(run.motionStart.map { abs($0 - 11) < 0.15 } == true)
             let after = try #require(run.movingReportedAfter, "seed \(seed): never reported moving")
-            // The target is 1 s (the worst of 50 seeds takes 0.9 s, README, Accuracy).
+            // The target is 1 s (accuracy --seeds 50: the worst of 50 seeds takes 0.9 s).
             #expect(after <= 1.0, "seed \(seed): moving reported \(after) s after it started")
             delays.append(after)
             #expect(run.longestStaleTransform(beyond: 0.5) <= 1.0, "seed \(seed)")

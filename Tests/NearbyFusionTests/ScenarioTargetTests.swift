@@ -20,7 +20,7 @@ struct ScenarioTargetTests {
             let x = ScenarioTargets.chiSquareQuantile(row.p, degreesOfFreedom: row.k)
             #expect(abs(x - row.x) < 1e-4 * row.x, "χ²(\(row.k)) at \(row.p): \(x), table \(row.x)")
         }
-        // The band of 50 final NEES values of a 3-D position, which the README quotes.
+        // The band of 50 final NEES values of a 3-D position, which the targets table quotes.
         let band = ScenarioTargets.meanNEESBand(runs: 50)
         #expect(abs(band.lowerBound - 2.3597) < 1e-3 && abs(band.upperBound - 3.7160) < 1e-3, "\(band)")
         // More runs, a narrower band around the dimension.
