@@ -16,6 +16,7 @@
 //   nearby-fusion                 the command.
 //   nearby-fusion-fuzz            libFuzzer targets (.ci/fuzz) / a corpus replayer.
 //   NearbyFusionTestSupport       LAPACK reference for tests and benchmarks.
+//   TestHelpers                   paths, commands and scratch files the test targets share.
 import PackageDescription
 
 let package = Package(
@@ -103,12 +104,40 @@ let package = Package(
             name: "AppleStyleAppTests",
             dependencies: ["NearbyFusion", "NearbyFusionSession", "NearbyFusionSimulatedSources", "NearbyFusionSimulation", "ARKit"]
         ),
+        /// What the test targets share: the package's paths, running the built commands, a
+        /// scratch folder. Not a product.
+        .target(name: "TestHelpers", dependencies: ["NearbyFusionRecording"], path: "Tests/TestHelpers"),
+        // The tests, by the module whose behaviour they check (the estimator's through the
+        // simulator, the command's end to end).
         .testTarget(
-            name: "NearbyFusionTests",
+            name: "NearbyFusionCoreTests",
             dependencies: [
-                "NearbyFusion", "NearbyFusionRecording", "NearbyFusionSimulation", "NearbyFusionSession",
-                "NearbyFusionEvaluation", "NearbyFusionSimulatedSources", "NearbyFusionTestSupport",
+                "NearbyFusion", "NearbyFusionRecording", "NearbyFusionSimulation", "NearbyFusionEvaluation",
+                "NearbyFusionTestSupport", "TestHelpers",
             ]
+        ),
+        .testTarget(
+            name: "NearbyFusionRecordingTests",
+            dependencies: ["NearbyFusion", "NearbyFusionRecording", "NearbyFusionSimulation", "TestHelpers"]
+        ),
+        .testTarget(
+            name: "NearbyFusionSimulationTests",
+            dependencies: ["NearbyFusion", "NearbyFusionRecording", "NearbyFusionSimulation", "NearbyFusionEvaluation", "TestHelpers"]
+        ),
+        .testTarget(
+            name: "NearbyFusionEvaluationTests",
+            dependencies: ["NearbyFusion", "NearbyFusionRecording", "NearbyFusionSimulation", "NearbyFusionEvaluation", "TestHelpers"]
+        ),
+        .testTarget(
+            name: "NearbyFusionSessionTests",
+            dependencies: [
+                "NearbyFusion", "NearbyFusionRecording", "NearbyFusionSimulation", "NearbyFusionEvaluation", "NearbyFusionSession",
+                "NearbyFusionSimulatedSources", "TestHelpers",
+            ]
+        ),
+        .testTarget(
+            name: "NearbyFusionCommandTests",
+            dependencies: ["NearbyFusion", "NearbyFusionRecording", "NearbyFusionSimulation", "NearbyFusionEvaluation", "TestHelpers"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,107 @@
+import Foundation
+import NearbyFusion
+import NearbyFusionRecording
+import NearbyFusionSimulation
+import Testing
+import TestHelpers
+
+@Suite("bench, CSV output and the progress bar")
+struct BenchAndFormatTests {
+    @Test func benchReportsTheDocumentedKeysAndCountsAllocations() throws {
+        let result = try TestSupport.run(["bench", "Datasets/tum-fr1-xyz-uwb.jsonl", "--passes", "2", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let value = try JSONLineParser.parse(result.stdout)
+        for key in ["p50Nanoseconds", "p90Nanoseconds", "p99Nanoseconds", "mallocsPerUpdate", "updatesPerSecond"] {
+            #expect(value[key] != nil, "missing \(key)")
+        }
+        guard case .number(let p50)? = value["p50Nanoseconds"], case .number(let p99)? = value["p99Nanoseconds"],
+              case .number(let mallocs)? = value["mallocsPerUpdate"], case .number(let rate)? = value["updatesPerSecond"] else {
+            Issue.record("not numbers"); return
+        }
+        // Nanoseconds, not a reinterpreted bit pattern: an update costs more than 1 ns, and
+        // the median block is within a factor 20 of the mean latency the rate implies.
+        let meanNanoseconds = 1e9 / rate
+        #expect(p50 >= 1 && p50 <= p99, "p50 \(p50) ns, p99 \(p99) ns")
+        #expect(p50 > meanNanoseconds / 20 && p50 < meanNanoseconds * 20, "p50 \(p50) ns, mean \(meanNanoseconds) ns")
+        // 30 s of which ~1.6 s is acquisition: tracking updates allocate nothing.
+        #expect(mallocs < 0.1, "mallocs per update \(mallocs)")
+        // The negative control: one array per update inside the timed bracket is counted.
+        let control = try TestSupport.run(["bench", "Datasets/tum-fr1-xyz-uwb.jsonl", "--passes", "1", "--json", "--allocate-for-test"])
+        guard case .number(let controlMallocs)? = try JSONLineParser.parse(control.stdout)["mallocsPerUpdate"] else {
+            Issue.record("no control figure"); return
+        }
+        #expect(controlMallocs >= 1 && controlMallocs < 1.1 + mallocs)
+        // With the steady walking model, a walking friend's updates allocate nothing either.
+        let steady = try TestSupport.run(["bench", "Datasets/walking-peer.jsonl", "--passes", "2", "--json", "--steady-walk", "0.1"])
+        guard case .number(let steadyMallocs)? = try JSONLineParser.parse(steady.stdout)["mallocsPerUpdate"] else {
+            Issue.record("no steady figure: \(steady.stderr)"); return
+        }
+        #expect(steadyMallocs < 0.1, "mallocs per update \(steadyMallocs)")
+    }
+
+    /// The estimate stream's numbers: `round(|d| · 10⁹)` as integer part, point, and the nine
+    /// fraction digits with trailing zeros trimmed — checked against that definition written
+    /// with `String`, on edge cases and 200,000 seeded values over sixteen decades.
+    @Test func estimateNumbersHaveNineDecimalsTrimmed() {
+        func reference(_ d: Double) -> String {
+            guard d.isFinite else { return "null" }
+            let m = abs(d)
+            if m >= 1e9 { return "\(d)" }
+            let scaled = UInt64((m * 1e9).rounded())
+            if scaled == 0 { return "0" }
+            var fraction = String(scaled % 1_000_000_000)
+            fraction = String(repeating: "0", count: 9 - fraction.count) + fraction
+            while fraction.hasSuffix("0") { fraction.removeLast() }
+            return (d < 0 ? "-" : "") + String(scaled / 1_000_000_000) + (fraction.isEmpty ? "" : "." + fraction)
+        }
+        func encoded(_ d: Double) -> String {
+            var out: [UInt8] = []
+            EstimateEncoder.appendNumber(d, to: &out)
+            return String(decoding: out, as: UTF8.self)
+        }
+        let edges: [Double] = [0, -0.0, 1, -1, 0.1, 3.2, -4.8, 0.081, 1e-9, 4e-10, 6e-10, -1e-9, 0.000000001, 0.999999999,
+                               0.9999999995, 999_999_999.9999999, 999_999_999.999, 1e9, -1e9, 1.5e12, 123_456_789.123456789,
+                               .pi, -.pi, .nan, .infinity, -.infinity, .ulpOfOne, 10, 100, 1_000_000]
+        for d in edges { #expect(encoded(d) == reference(d), "\(d)") }
+        var random = SplitMix64(seed: 11)
+        for _ in 0..<200_000 {
+            let d = (Double(random.next() % 2_000_001) / 1_000_000 - 1) * pow(10, Double(random.next() % 16) - 9)
+            let text = encoded(d)
+            guard text == reference(d) else { Issue.record("\(d): \(text) vs \(reference(d))"); return }
+        }
+    }
+
+    @Test func replayWritesCSV() throws {
+        let result = try TestSupport.run(["replay", "Datasets/dark-room.jsonl", "--format", "csv", "--output", "-"])
+        #expect(result.status == 0)
+        let rows = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        #expect(rows.first?.hasPrefix("t,object,distance,direction_x,") == true)
+        #expect(rows.allSatisfy { $0.split(separator: ",", omittingEmptySubsequences: false).count == 26 })
+        // The session-level row: empty object, lighting reason.
+        #expect(rows.contains { $0.contains(",,") && $0.hasSuffix("notConverged,insufficientLighting") })
+    }
+
+    @Test func progressBarOnlyOnATerminal() throws {
+        let script = "/usr/bin/script"
+        guard FileManager.default.isExecutableFile(atPath: script) else { return }
+        // A big enough file: the long-session scenario, made on demand.
+        let dir = Scratch.directory.appendingPathComponent("progress-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let recording = dir.appendingPathComponent("long.jsonl").path
+        #expect(try TestSupport.run(["simulate", "--scenario", "long-session", "--seed", "1", "--output", recording]).status == 0)
+        let estimates = dir.appendingPathComponent("estimates.jsonl").path
+        let silent = try TestSupport.run(["replay", recording, "--output", estimates])
+        #expect(silent.status == 0 && silent.stderr.isEmpty)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: script)
+        let typescript = dir.appendingPathComponent("typescript").path
+        process.arguments = ["-qfec", "\(TestSupport.executable.path) replay \(recording) --output \(estimates) > \(dir.path)/summary.txt", typescript]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        let screen = try String(contentsOfFile: typescript, encoding: .utf8)
+        #expect(screen.contains("100%"))
+        #expect(screen.contains("█"))
+    }
+}

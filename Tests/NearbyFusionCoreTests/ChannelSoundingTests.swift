@@ -1,0 +1,494 @@
+import Foundation
+@_spi(Internals) import NearbyFusion
+@_spi(Internals) import NearbyFusionEvaluation
+import NearbyFusionRecording
+import NearbyFusionSimulation
+import Testing
+import TestHelpers
+
+/// Bluetooth Channel Sounding accessories: distance only, their direction from camera
+/// assistance. Every run is seeded.
+@Suite("Bluetooth Channel Sounding accessories")
+struct ChannelSoundingTests {
+    /// A tag that converged just as it was picked up (`cs-carried` seed 34, at 22.0 s) is
+    /// dragged by ranges alone and loses its convergence; tracked on as one Gaussian it stood
+    /// 1.3–2.0 m off to the end while its σ shrank (final NEES 54). It is acquired afresh
+    /// instead: from 28 s on no update holds a single hypothesis more than 1 m off, and the
+    /// final NEES is that of an honest acquisition. With the rule off, the stale track returns.
+    @Test func aTrackedTagThatLostItsConvergenceIsAcquiredAfresh() throws {
+        func staleUpdates(_ run: ScenarioRun) -> Int {
+            run.updates.filter { u in
+                guard u.estimate.timestamp >= 28, u.hypothesisCount == 1, let m = u.moments else { return false }
+                return (m.meanInWorld - u.truthInWorld).length > 1
+            }.count
+        }
+        let scenario = ScenarioCatalogue.channelSoundingCarried(seed: 34)
+        let run = ScenarioRun(scenario)
+        #expect(staleUpdates(run) == 0)
+        #expect(try #require(run.finalNEES) < 20)
+        var off = FusionOptions()
+        off.channelSoundingReacquireSeconds = 0
+        let stale = ScenarioRun(scenario, options: off)
+        #expect(staleUpdates(stale) > 10 && (stale.finalNEES ?? 0) > 20, "\(staleUpdates(stale)) stale updates, NEES \(stale.finalNEES ?? -1)")
+    }
+
+    /// The app said the tag moved, then stopped (`updateMotionState`): its fresh acquisition
+    /// starts from where it was, widened by `carrySpeed × T` (``FusionOptions/carrySpeed``)
+    /// instead of from the whole range sphere. Seeds 1–8 of the hinted carried tag (2.4 m in
+    /// 3 s, then 13 s of sweeps), at the run's last update: the hypotheses within 1 m of the
+    /// truth hold 0.245 of the weight on average with that prior and 0.143 without; the mean
+    /// final NEES is 1.94 against 3.15.
+    @Test func aTagTheAppSaysWasCarriedIsAcquiredFromWhereItWas() {
+        func weightNearTruth(_ run: ScenarioRun) -> Double {
+            guard let u = run.updates.last, let best = u.hypotheses.map(\.logWeight).max() else { return 0 }
+            var total = 0.0, near = 0.0
+            for h in u.hypotheses {
+                let w = exp(h.logWeight - best)
+                total += w
+                if (h.meanInWorld - u.truthInWorld).length < 1 { near += w }
+            }
+            return near / total
+        }
+        var off = FusionOptions()
+        off.carrySpeed = 0
+        var near = (with: 0.0, without: 0.0), nees = (with: 0.0, without: 0.0)
+        for seed: UInt64 in 1...8 {
+            let scenario = ScenarioCatalogue.channelSoundingCarried(seed: seed, hinted: true)
+            let with = ScenarioRun(scenario), without = ScenarioRun(scenario, options: off)
+            near.with += weightNearTruth(with) / 8
+            near.without += weightNearTruth(without) / 8
+            nees.with += (with.finalNEES ?? .infinity) / 8
+            nees.without += (without.finalNEES ?? .infinity) / 8
+        }
+        #expect(near.with > 1.3 * near.without, "weight within 1 m of the truth: \(near.with) with the prior, \(near.without) without")
+        #expect(nees.with < 0.8 * nees.without, "mean final NEES \(nees.with) with the prior, \(nees.without) without")
+    }
+
+    /// The carry's prior under hostile input: hints at random, poses that jump by kilometres,
+    /// clocks that step back, ranges absent, tiny, huge or not numbers (seeded). Every
+    /// published number stays finite.
+    @Test func theCarrysPriorNeverPublishesANaN() {
+        var random = SplitMix64(seed: 15)
+        var engine = FusionEngine()
+        let tag = engine.register(objectID: "tag", ranging: .bluetoothChannelSounding)
+        var t = 0.0, position = Vector3(0, 1.4, 0)
+        let hints: [MotionActivityState] = [.moving, .stationary, .unknown]
+        for step in 0..<4000 {
+            t += Double.random(in: 0.2...0.4, using: &random) * (Double.random(in: 0...1, using: &random) < 0.02 ? -5 : 1)
+            position += Vector3(Double.random(in: -0.05...0.05, using: &random), Double.random(in: -0.02...0.02, using: &random),
+                                Double.random(in: -0.05...0.05, using: &random))
+            if Double.random(in: 0...1, using: &random) < 0.002 { position += Vector3(2_000, 0, -1_000) }
+            _ = engine.ingest(DevicePose(timestamp: t, positionInWorld: position, worldFromDevice: .identity))
+            if Double.random(in: 0...1, using: &random) < 0.03 { engine.updateMotionState(hints[step % 3], for: tag) }
+            let roll = Double.random(in: 0...1, using: &random)
+            let distance: Double? = roll < 0.05 ? nil : roll < 0.07 ? .nan : roll < 0.09 ? 1e9 : roll < 0.1 ? 1e-9
+                : (Vector3(1, 0.9, -3.6) - position).length + Double.random(in: -0.4...0.8, using: &random)
+            let e = engine.ingest(UWBMeasurement(timestamp: t, distance: distance, directionInDevice: nil), for: tag)
+            let numbers = [e.distance, e.horizontalAngle, e.direction?.x, e.direction?.y, e.direction?.z,
+                           e.worldTransform?.translation.x, e.worldTransform?.translation.y, e.worldTransform?.translation.z,
+                           e.velocity?.x, e.velocity?.y, e.velocity?.z].compactMap { $0 }
+            let finite = numbers.allSatisfy { $0.isFinite }
+            #expect(finite, "step \(step) at \(t): \(numbers)")
+            if let m = engine.moments(tag) { #expect(m.meanInWorld.isFinite && m.covariance.isFinite, "step \(step)") }
+        }
+    }
+
+    @Test func reweighingPriorsMultipliesTheWeightsAndKeepsThemNormalised() {
+        var mixture = PositionMixture(capacity: 4)
+        mixture.reset([PositionHypothesis(logWeight: log(0.5), meanInWorld: Vector3(-1, 0, -3), covariance: .scaledIdentity(0.1)),
+                       PositionHypothesis(logWeight: log(0.5), meanInWorld: Vector3(1, 0, -3), covariance: .scaledIdentity(0.1))])
+        mixture.reweighPriors { $0.meanInWorld.x > 0 ? log(3) : 0 }
+        let w = mixture.hypotheses.map { exp($0.logWeight) }, prior = mixture.hypotheses.map { exp($0.priorLogWeight) }
+        #expect(abs(w[0] - 0.25) < 1e-12 && abs(w[1] - 0.75) < 1e-12, "\(w)")
+        #expect(abs(prior[0] - 0.25) < 1e-12 && abs(prior[1] - 0.75) < 1e-12, "\(prior)")
+        // A factor that is not finite everywhere leaves the mixture as it was.
+        let before = mixture.hypotheses
+        mixture.reweighPriors { $0.meanInWorld.x > 0 ? -.infinity : 0 }
+        #expect(mixture.hypotheses == before)
+    }
+
+    static func degrees(_ r: Double) -> Double { Angle.degrees(radians: r) }
+
+    /// Every `converged` update of `run` has an angle within 20° of the truth.
+    static func expectNeverConvergedFarOff(_ run: ScenarioRun, seed: UInt64) throws {
+        for u in run.updates where u.estimate.convergence?.status.isConverged == true {
+            let a = try #require(u.estimate.horizontalAngle), t = try #require(u.trueHorizontalAngle)
+            #expect(degrees(abs(Angle.wrapped(a - t))) < 20, "seed \(seed) at \(u.estimate.timestamp)")
+        }
+    }
+
+    static let header = #"{"type":"header","format":"nearby-recording","version":1,"device":{"name":"phone"},"objects":[{"id":"tag","kind":"accessory","ranging":"bluetoothChannelSounding"},{"id":"keys","kind":"accessory"}]}"#
+    static let pose = #"{"type":"pose","t":0.0,"position":[0,1.4,0],"orientation":[0,0,0,1],"tracking":"normal"}"#
+
+    @Test func rangeLinesAndTheRangingKeyAreRead() throws {
+        let text = [Self.header, Self.pose, #"{"type":"range","t":0.1,"object":"tag","distance":3.4}"#,
+                    #"{"type":"range","t":0.2,"object":"tag","distance":null}"#,
+                    #"{"type":"uwb","t":0.3,"object":"tag","distance":3.5,"direction":null}"#,
+                    #"{"type":"range","t":0.4,"object":"keys","distance":2.0,"direction":[0,0,-1]}"#].joined(separator: "\n") + "\n"
+        let path = try TestSupport.temporaryFile(text, name: "cs.jsonl")
+        let events = try RecordingReader.readAll(path: path)
+        guard case .header(let h)? = events.first else { Issue.record("no header"); return }
+        #expect(h.ranging(of: "tag") == .bluetoothChannelSounding && h.ranging(of: "keys") == .uwb)
+        let updates = events.compactMap { e -> (String, UWBMeasurement)? in if case .uwb(let id, let m) = e { return (id, m) } else { return nil } }
+        #expect(updates.map(\.0) == ["tag", "tag", "tag", "keys"])
+        #expect(updates[0].1.distance == 3.4 && updates[1].1.distance == nil && updates[3].1.directionInDevice != nil)
+        // Written back: the header keeps `ranging`, and the Channel Sounding updates are `range` lines.
+        let written = JSONLines.line(.uwb(objectID: "tag", updates[0].1), header: h)
+        #expect(written == #"{"type":"range","t":0.1,"object":"tag","distance":3.4}"#)
+        #expect(JSONLines.line(.header(h)).contains(#"{"id":"tag","kind":"accessory","ranging":"bluetoothChannelSounding"}"#))
+    }
+
+    @Test func aDirectionForAChannelSoundingObjectIsAnErrorNamingLineAndKey() throws {
+        for type in ["range", "uwb"] {
+            let text = [Self.header, Self.pose, #"{"type":"\#(type)","t":0.1,"object":"tag","distance":3.4,"direction":[0,0,-1]}"#]
+                .joined(separator: "\n") + "\n"
+            let message = try TestSupport.readingError(text)
+            #expect(message == "recording.jsonl:3: key 'direction': object 'tag' is ranged by Bluetooth Channel Sounding, which gives no direction (expected null or no key)", "\(type): \(String(describing: message))")
+        }
+    }
+
+    @Test func aChannelSoundingObjectOnADeviceWithoutItIsRefusedByEveryCommand() throws {
+        let header = Self.header.replacingOccurrences(of: #""device":{"name":"phone"}"#,
+                                                      with: #""device":{"name":"phone","supportsBluetoothChannelSounding":false}"#)
+        let path = try TestSupport.temporaryFile([header, Self.pose].joined(separator: "\n") + "\n", name: "cs-unsupported.jsonl")
+        let expected = "Error: \(path):1: key 'objects': invalidConfiguration: object 'tag' is ranged by Bluetooth Channel Sounding, but the device says supportsBluetoothChannelSounding: false\n"
+        let output = path + ".out"
+        for arguments in [["replay", path], ["evaluate", path], ["report", path, "--output", output]] {
+            let result = try TestSupport.run(arguments)
+            #expect(result.status == 1, "\(arguments[0])")
+            #expect(result.stderr == expected, "\(arguments[0]): \(result.stderr)")
+        }
+    }
+
+    @Test func anInvalidARConfigurationIsRefusedByEveryCommandAlike() throws {
+        // Issue 10, item 4: replay refused it, evaluate, report and coach accepted it.
+        let text = try String(contentsOfFile: TestSupport.packageRoot.appendingPathComponent("Datasets/still-phone.jsonl").path, encoding: .utf8)
+            .replacingOccurrences(of: #""collaborationEnabled":false"#, with: #""collaborationEnabled":true"#)
+        let path = try TestSupport.temporaryFile(text, name: "bad-ar.jsonl")
+        let expect = try TestSupport.temporaryFile("always 0 end tag status unknown\n", name: "any.expect")
+        var messages: Set<String> = []
+        for arguments in [["replay", path], ["evaluate", path], ["report", path, "--output", path + ".html"], ["coach", path, "--expect", expect]] {
+            let result = try TestSupport.run(arguments)
+            #expect(result.status == 1, "\(arguments[0]) accepted it")
+            messages.insert(result.stderr)
+        }
+        #expect(messages.count == 1 && messages.first!.contains("invalidARConfiguration"), "\(messages)")
+    }
+
+    @Test func planarSweepsNeverPublishAnAngle() {
+        // Every motion in one vertical plane: the mirror behind the user explains every range.
+        for seed: UInt64 in 1...5 {
+            let run = ScenarioRun(ScenarioCatalogue.channelSoundingPlanar(seed: seed))
+            #expect(run.horizontalAngleErrors.allSatisfy { Self.degrees($0) <= 15 }, "seed \(seed)")
+            #expect(run.firstConvergedTime == nil, "seed \(seed)")
+        }
+    }
+
+    @Test func tagsPlacedAnewAreWhereTheScenarioSaysAndNeverConvergedFarOff() throws {
+        // `cs-placed`: each seed draws the tag's place (2–8 m, ±0.8 rad of the first heading,
+        // 0.4–2.2 m high), the same seed the same place.
+        var distances: [Double] = []
+        for seed: UInt64 in 1...8 {
+            let scenario = ScenarioCatalogue.channelSoundingPlaced(seed: seed)
+            let p = scenario.objects[0].positionInWorld
+            #expect(p == ScenarioCatalogue.channelSoundingPlaced(seed: seed).objects[0].positionInWorld)
+            let offset = p - Vector3(0, 1.4, 0)
+            distances.append(offset.length)
+            #expect(offset.length >= 2 - 1e-9 && offset.length <= 8 + 1e-9, "seed \(seed): \(offset.length) m")
+            #expect(p.y >= 0.4 && p.y <= 2.2, "seed \(seed)")
+            #expect(abs(atan2(p.x, -p.z)) <= 0.8 + 1e-9, "seed \(seed)")
+            let run = ScenarioRun(scenario)
+            try Self.expectNeverConvergedFarOff(run, seed: seed)
+        }
+        // The seeds spread the places (not one place eight times).
+        #expect(distances.max()! - distances.min()! > 2, "\(distances)")
+    }
+
+    @Test func coachedSweepsAndStepsGiveAnAngleSoonAfterTheBoundAllowsIt() throws {
+        var delays: [Double] = [], errors: [Double] = [], raw: [Double] = [], published: [Double] = [], lags: [Double] = []
+        for seed: UInt64 in 1...6 {
+            let run = ScenarioRun(ScenarioCatalogue.channelSoundingTag(seed: seed))
+            if let lag = run.distanceLag() { lags.append(lag) }
+            // Nothing converged far off, ever.
+            try Self.expectNeverConvergedFarOff(run, seed: seed)
+            if let bound = run.boundAllows(degrees: 10), let first = run.firstAngleTime { delays.append(first - bound) }
+            errors += run.horizontalAngleErrors.map(Self.degrees)
+            for u in run.updates {
+                if let d = u.estimate.distance { published.append(abs(d - u.trueDistanceVector.length)) }
+                if let r = u.rawDistance { raw.append(abs(r - u.trueDistanceVector.length)) }
+            }
+        }
+        #expect(delays.count >= 4, "an angle in \(delays.count) of 6 runs")
+        #expect(Statistics.quantile(delays, 0.5)! <= 3, "\(delays)")
+        #expect(Statistics.quantile(errors, 0.5)! <= 10)
+        // The published distance is the fused one: over 20 seeds its median error is 0.49× the
+        // raw one (accuracy); on these six, at most 0.6×.
+        #expect(Statistics.quantile(published, 0.5)! <= 0.6 * Statistics.quantile(raw, 0.5)!)
+        // …and it follows the walking user: median lag ≤ 0.3 s (the issue's bound).
+        #expect(lags.count == 6 && Statistics.quantile(lags, 0.5)! <= 0.3, "\(lags)")
+    }
+
+    @Test func theAngleIsPublishedAtItsBearingThresholdWhileTheSweepIsStillAskedFor() {
+        // Channel Sounding: an angle from 10° σ of the bearing, with `insufficientHorizontalSweep`
+        // standing until the position across the line of sight is resolved for `worldTransform`.
+        var early = 0
+        for seed: UInt64 in 1...3 {
+            let run = ScenarioRun(ScenarioCatalogue.channelSoundingTag(seed: seed))
+            early += run.updates.filter {
+                $0.estimate.horizontalAngle != nil && $0.estimate.worldTransform == nil
+                    && $0.estimate.convergence?.status.reasons.contains(.insufficientHorizontalSweep) == true
+            }.count
+        }
+        #expect(early > 0)
+        // UWB keeps its rule: no angle while the horizontal sweep is asked for.
+        for seed: UInt64 in 1...3 {
+            let run = ScenarioRun(ScenarioCatalogue.coached(seed: seed))
+            #expect(!run.updates.contains {
+                $0.estimate.horizontalAngle != nil && $0.estimate.convergence?.status.reasons.contains(.insufficientHorizontalSweep) == true
+            }, "seed \(seed)")
+        }
+    }
+
+    @Test func theExactPosteriorSeesTheMirrorThatTheBoundDoesNot() {
+        let tag = Vector3(-1.1, 0.9, -3.6)
+        let model = ChannelSoundingModel()
+        let variance = model.rangeStandardDeviation * model.rangeStandardDeviation
+        func posterior(_ path: (Int) -> Vector3) -> (sigma: Double, device: Vector3, moments: (meanInWorld: Vector3, covariance: Matrix3)) {
+            var p: RangeOnlyPosterior?
+            var device = Vector3.zero
+            for k in 0..<60 {
+                device = path(k)
+                let r = (tag - device).length   // exact ranges: the posterior is then centred on the tag
+                if p == nil {
+                    p = RangeOnlyPosterior(firstRangeMetres: r, antennaInWorld: device, density: model.rangeErrorDensity,
+                                           variance: variance)
+                } else {
+                    p!.add(rangeMetres: r, antennaInWorld: device)
+                }
+            }
+            return (p!.bearingStandardDeviation(from: device), device, p!.moments())
+        }
+        // Sweeps in the device's vertical plane z = 0: the mirror at z = +3.6 m explains every
+        // range, so the bearing is open by ~180° (σ about 90°) — the bound at the truth is finite.
+        let planar = posterior { k in Vector3(0.6 * sin(0.4 * Double(k)), 1.4 + 0.5 * cos(0.3 * Double(k)), 0) }
+        #expect(Angle.degrees(radians: planar.sigma) > 60, "\(Angle.degrees(radians: planar.sigma))°")
+        // The same sweeps plus a 1 m step toward the tag break the mirror.
+        let stepped = posterior { k in
+            Vector3(0.6 * sin(0.4 * Double(k)), 1.4 + 0.5 * cos(0.3 * Double(k)), -min(Double(k) / 30, 1))
+        }
+        #expect(Angle.degrees(radians: stepped.sigma) < 10, "\(Angle.degrees(radians: stepped.sigma))°")
+        // Its Gaussian summary: after the step, centred on the tag within its own spread; after
+        // the planar sweeps, half-way between the tag and its mirror (z ≈ 0), spread ±3.6 m in z.
+        let m = stepped.moments, e = m.meanInWorld - tag
+        #expect(m.covariance.inverse.map { $0.quadraticForm(e) }.map { $0 < 3 } == true, "\(e)")
+        #expect(abs(planar.moments.meanInWorld.z) < 0.5 && planar.moments.covariance.m22.squareRoot() > 3,
+                "\(planar.moments.meanInWorld), σ_z \(planar.moments.covariance.m22.squareRoot())")
+        // Followed in a scenario run only for a Channel Sounding object, until it allows the angle.
+        let run = ScenarioRun(ScenarioCatalogue.channelSoundingTag(seed: 1), exactPosteriorUntil: Angle.radians(degrees: 10))
+        let allowed = run.posteriorAllows(degrees: 10)
+        #expect(allowed != nil)
+        #expect(run.updates.allSatisfy { u in u.posteriorBearing == nil || u.estimate.timestamp <= allowed! })
+        #expect(run.posteriorFinalNEES != nil)
+        // A tag that moved: a posterior anew from its first range after it stopped (its NEES at
+        // the end is where the tag lies now), and no bearing σ reported after the move began.
+        let carried = ScenarioRun(ScenarioCatalogue.channelSoundingCarried(seed: 1), exactPosteriorUntil: Angle.radians(degrees: 10))
+        #expect(carried.posteriorFinalNEES.map { $0.isFinite && $0 >= 0 } == true)
+        #expect(carried.updates.allSatisfy { $0.posteriorBearing == nil || $0.estimate.timestamp < 22 })
+        #expect(ScenarioRun(ScenarioCatalogue.channelSoundingTag(seed: 1)).updates.allSatisfy { $0.posteriorBearing == nil })
+        let uwb = ScenarioRun(ScenarioCatalogue.distanceOnly(seed: 1), exactPosteriorUntil: Angle.radians(degrees: 10))
+        #expect(uwb.updates.allSatisfy { $0.posteriorBearing == nil })
+    }
+
+    @Test func theEngineIsNoMoreOverconfidentThanTheExactPosteriorWhereTheBandIsOutOfReach() {
+        // Planar sweeps (the mirror): even the exact posterior's Gaussian summary scores above
+        // the χ² band at this fixed place (accuracy, the Channel Sounding table). The engine's
+        // mean NEES must stay at or under the ideal's; seeds 1–8: 5.19 against 6.53.
+        // A tag put down after a carry the app reported: the posterior gets the engine's prior of
+        // where the tag was (``FusionOptions/carrySpeed``), and the engine must again stay at or
+        // under it: 1.94 against 2.06 (3.61 for a posterior started afresh from a flat prior).
+        let cases: [(make: @Sendable (UInt64) -> SimulationScenario, idealAboveTheBand: Bool)] = [
+            (ScenarioCatalogue.channelSoundingPlanar, true),
+            ({ ScenarioCatalogue.channelSoundingCarried(seed: $0, hinted: true) }, false),
+        ]
+        var hintedIdeal = 0.0
+        for (make, idealAboveTheBand) in cases {
+            var engine: [Double] = [], ideal: [Double] = []
+            for seed: UInt64 in 1...8 {
+                let run = ScenarioRun(make(seed), exactPosteriorUntil: Angle.radians(degrees: 10))
+                if let n = run.finalNEES, let p = run.posteriorFinalNEES { engine.append(n); ideal.append(p) }
+            }
+            #expect(engine.count == 8)
+            let e = Statistics.mean(engine) ?? .infinity, p = Statistics.mean(ideal) ?? 0
+            #expect(e <= p && (!idealAboveTheBand || p > 3), "engine \(e), exact posterior \(p)")
+            if !idealAboveTheBand { hintedIdeal = p }
+        }
+        // Without the prior, the hinted run's posterior is the flat one again.
+        var off = FusionOptions()
+        off.carrySpeed = 0
+        let flat = (1...8).compactMap { (seed: UInt64) in
+            ScenarioRun(ScenarioCatalogue.channelSoundingCarried(seed: seed, hinted: true), options: off,
+                        exactPosteriorUntil: Angle.radians(degrees: 10)).posteriorFinalNEES
+        }
+        #expect(flat.count == 8 && (Statistics.mean(flat) ?? 0) > 3 && hintedIdeal < 0.8 * (Statistics.mean(flat) ?? 0),
+                "flat \(flat), with the prior \(hintedIdeal)")
+    }
+
+    @Test func aMultipathBurstDuringAcquisitionDoesNotThrowTheSweepsAway() {
+        // Seed 17: six of seven ranges 0.7–1.1 m long from 11.8 s; the trend test fires at
+        // 13.4 s, just as the exact posterior allows 10°. Clearing the window there left the
+        // run without an angle; setting the burst aside and re-solving keeps the sweeps.
+        let run = ScenarioRun(ScenarioCatalogue.channelSoundingTag(seed: 17))
+        let errors = run.horizontalAngleErrors.map(Self.degrees)
+        #expect(!errors.isEmpty)
+        #expect(errors.allSatisfy { $0 < 15 }, "\(errors.max() ?? 0)°")
+    }
+
+    @Test func aTagCarriedAwayWhileOnProbationIsNotShownWhereItWas() {
+        // The tag carried away from 22 s (0.79 m/s for 3 s) during acquisitions re-solved after
+        // a long trend: the probation keeps the old place unpublished until the trend fires
+        // again; without it (probationRanges 0) these runs show it more than 15° off.
+        func worst(seed: UInt64, probation: Int) -> Double {
+            var scenario = ScenarioCatalogue.channelSoundingCarried(seed: seed)
+            scenario.objects[0].velocityChanges = [.init(time: 22, velocityInWorld: Vector3(-0.75, 0, -0.25)),
+                                                   .init(time: 25, velocityInWorld: .zero)]
+            var options = FusionOptions()
+            options.probationRanges = probation
+            let run = ScenarioRun(scenario, options: options)
+            return run.updates.filter { $0.estimate.timestamp > 22 }.compactMap { u in
+                u.estimate.horizontalAngle.flatMap { a in u.trueHorizontalAngle.map { Self.degrees(abs(Angle.wrapped(a - $0))) } }
+            }.max() ?? 0
+        }
+        for seed: UInt64 in [32, 36] {
+            #expect(worst(seed: seed, probation: FusionOptions().probationRanges) < 15, "seed \(seed)")
+            #expect(worst(seed: seed, probation: 0) > 15, "seed \(seed): the probation is what guards it")
+        }
+    }
+
+    @Test func aTagCarriedTowardTheUserWithoutAHintLosesItsAngleWhileItsRangesRunShort() {
+        // `cs-carried`: picked up at 22 s and carried toward the user, no hint. Ranges running
+        // short (3 of the last 5 below −1σ, ``FusionOptions/approachRangeWindow``) withhold the
+        // angle before the eight-range trend test restarts the acquisition. Seeds 1–12: 5 runs
+        // and 26 updates show an angle > 15° off in 22–27 s; 10 runs and 43 updates without it.
+        func staleAngles(_ options: FusionOptions) -> (runs: Int, updates: Int) {
+            var runs = 0, updates = 0
+            for seed: UInt64 in 1...12 {
+                let run = ScenarioRun(ScenarioCatalogue.channelSoundingCarried(seed: seed), options: options)
+                let wrong = run.updates.filter { u in
+                    guard u.estimate.timestamp >= 22, u.estimate.timestamp <= 27, let a = u.estimate.horizontalAngle,
+                          let t = u.trueHorizontalAngle else { return false }
+                    return Self.degrees(abs(Angle.wrapped(a - t))) > 15
+                }.count
+                if wrong > 0 { runs += 1 }
+                updates += wrong
+            }
+            return (runs, updates)
+        }
+        let now = staleAngles(FusionOptions())
+        #expect(now.runs <= 6 && now.updates <= 30, "\(now)")
+        var off = FusionOptions()
+        off.approachRangeCount = 6   // more than the window: never
+        let without = staleAngles(off)
+        #expect(without.runs >= now.runs + 3 && without.updates >= now.updates + 10, "\(without) vs \(now)")
+    }
+
+    @Test func aCarriedTagTheAppReportsIsNeverConvergedWrong() throws {
+        for seed: UInt64 in 1...6 {
+            let run = ScenarioRun(ScenarioCatalogue.channelSoundingCarried(seed: seed, hinted: true))
+            try Self.expectNeverConvergedFarOff(run, seed: seed)
+            // While the app says it moves, no angle is published.
+            let carried = run.updates.filter { $0.estimate.timestamp > 22.1 && $0.estimate.timestamp < 25 }
+            #expect(carried.allSatisfy { $0.estimate.horizontalAngle == nil }, "seed \(seed)")
+        }
+    }
+
+    @Test func theEngineUsesTheRadiosNoise() {
+        let o = FusionOptions()
+        let cs = o.forRanging(.bluetoothChannelSounding)
+        #expect(cs.rangeStandardDeviation == o.channelSoundingRangeStandardDeviation)
+        #expect(cs.missingDirectionLikelihood == 1)
+        #expect(o.forRanging(.uwb) == o)
+        // A missing direction says nothing for Channel Sounding, while for UWB on a phone held
+        // in portrait it moves weight out of the radio's cone (−Z).
+        func massInCone(_ ranging: RangingTechnology) -> Double {
+            var engine = FusionEngine()
+            let tag = engine.register(objectID: "tag", ranging: ranging)
+            _ = engine.ingest(DevicePose(timestamp: 0, positionInWorld: Vector3(0, 1.4, 0), worldFromDevice: .identity))
+            for k in 1...5 { _ = engine.ingest(UWBMeasurement(timestamp: 0.1 * Double(k), distance: 3, directionInDevice: nil), for: tag) }
+            return engine.snapshot(tag).hypotheses.filter { h in
+                DeviceAngles.offAxisAngle(h.meanInWorld - Vector3(0, 1.4, 0)) < Angle.radians(degrees: 40)
+            }.map { exp($0.logWeight) }.reduce(0, +)
+        }
+        #expect(massInCone(.bluetoothChannelSounding) > 2 * massInCone(.uwb))
+        var engine = FusionEngine()
+        let tag = engine.register(objectID: "tag", ranging: .bluetoothChannelSounding)
+        _ = engine.ingest(DevicePose(timestamp: 0, positionInWorld: Vector3(0, 1.4, 0), worldFromDevice: .identity))
+        let first = engine.ingest(UWBMeasurement(timestamp: 0.1, distance: 3, directionInDevice: Vector3(0, 0, -1)), for: tag)
+        #expect(first.direction == nil, "a Channel Sounding update never publishes a radio direction")
+    }
+
+    // MARK: The range error density (multipath is one-sided)
+
+    @Test func theRangeErrorDensityIsADensityAndItsInformationIsRight() {
+        let sigma = 0.35, v = sigma * sigma
+        // A pure Gaussian carries exactly 1/σ² (UWB's bound is unchanged).
+        #expect(RangeErrorDensity(outlierProbability: 0, outlierSpan: 1, excessProbability: 0, excessRange: 0...0)
+            .fisherInformation(variance: v) == 1 / v)
+        // The simulator's Channel Sounding noise (15 % of ranges long by U(0.2, 1.5) m): computed
+        // independently (numpy, analytic p′ over a fine grid) 0.7264/σ².
+        let simulated = ChannelSoundingModel().rangeErrorDensity
+        let information = simulated.fisherInformation(variance: v) * v
+        #expect(abs(information - 0.7264) < 0.002, "\(information)")
+        // It integrates to 1 (no outlier term, so no mass outside the grid).
+        var mass = 0.0
+        let h = 0.001
+        for k in 0...8000 { mass += simulated.density(-2 + Double(k) * h, variance: v) * h }
+        #expect(abs(mass - 1) < 1e-3, "\(mass)")
+        // Far right of the plateau it is tiny but positive and decreasing (no 1 − 1 cancellation,
+        // which made the information of the first version 9× too large).
+        let tail = [3.5, 4.0, 4.5].map { simulated.notInlier($0, variance: v) }
+        #expect(tail.allSatisfy { $0 > 0 } && tail[0] > tail[1] && tail[1] > tail[2], "\(tail)")
+        // One-sided: a range 1.5 m long is likely multipath; one 1.5 m short is not.
+        let engine = FusionOptions().forRanging(.bluetoothChannelSounding).rangeErrorDensity
+        #expect(engine.density(1.5, variance: v) > 5 * engine.density(-1.5, variance: v))
+    }
+
+    @Test func longMultipathRangesPullTheBatchLessThanASymmetricModelWould() throws {
+        // A device sweeping sideways 4 m from a tag; one range in six 1 m long. The
+        // one-sided model explains them as multipath; the symmetric one (η = 0, the same gross
+        // outlier rate) is pulled outwards by them. Independent ranges: isolated long ranges
+        // every sixth procedure are not the bursts the chain expects (see FilterTests for those).
+        let tag = Vector3(0, 1.4, -4)
+        func solve(multipath eta: Double) -> Double {
+            var o = FusionOptions().forRanging(.bluetoothChannelSounding)
+            o.rangeMultipathProbability = eta
+            o.rangeMultipathBurstSeconds = 0
+            var window = MeasurementWindow(capacity: 128)
+            for k in 0..<60 {
+                let x = 0.5 * sin(Double(k) * 0.2), y = 1.4 + 0.3 * sin(Double(k) * 0.13)
+                let pose = DevicePose(timestamp: Double(k) * 0.2, positionInWorld: Vector3(x, y, 0), worldFromDevice: .identity)
+                let r = (tag - pose.positionInWorld).length + (k % 6 == 0 ? 1.0 : 0)
+                window.append(WindowEntry(range: r, direction: nil, pose: pose, antennaInWorld: pose.positionInWorld,
+                                          capabilities: .phone, options: o))
+            }
+            var mixture = PositionMixture(capacity: 4)
+            mixture.reset(meanInWorld: Vector3(0, 1.4, -4.3), covariance: Matrix3.scaledIdentity(0.25))
+            BatchRefinement.refine(&mixture, window: window, options: o)
+            return (mixture.hypotheses[0].meanInWorld - tag).length
+        }
+        let oneSided = solve(multipath: 0.2), symmetric = solve(multipath: 0)
+        #expect(oneSided < 0.1, "\(oneSided)")
+        #expect(oneSided < 0.5 * symmetric, "one-sided \(oneSided) m, symmetric \(symmetric) m")
+    }
+
+    @Test func evaluateTakesTheBoundAtTheAngleTheRadioPublishesAt() throws {
+        // Channel Sounding publishes an angle at 10° σ, UWB at 3°: `evaluate`'s "bound allows"
+        // moment (and its lag) is taken at that σ, so a Channel Sounding recording gets one.
+        let datasets = TestSupport.datasets
+        let cs = try #require(RecordingEvaluation.evaluate(path: datasets.appendingPathComponent("cs-coached-step.jsonl").path).objects.first)
+        #expect(cs.boundAngleDegrees.map { abs($0 - 10) < 1e-9 } == true)
+        let allowed = try #require(cs.boundAllowsAngleAfterSeconds)
+        #expect(allowed > 10 && allowed < 16, "\(allowed)")
+        let uwb = try #require(RecordingEvaluation.evaluate(path: datasets.appendingPathComponent("coached-sweep.jsonl").path).objects.first)
+        #expect(uwb.boundAngleDegrees.map { abs($0 - 3) < 1e-9 } == true)
+    }
+}

@@ -1,0 +1,169 @@
+import Foundation
+@_spi(Internals) import NearbyFusion
+import NearbyFusionTestSupport
+import NearbyFusionRecording
+import NearbyFusionSimulation
+import Testing
+import TestHelpers
+
+@Suite("EKF steps and the hypothesis bank")
+struct FilterTests {
+    /// For a linear measurement the EKF update is the Kalman update: compare with the
+    /// closed form (information form) of the posterior.
+    @Test func scalarUpdateEqualsTheKalmanPosterior() throws {
+        struct Linear: ScalarMeasurementModel {
+            var h: Vector3
+            var variance: Double
+            var gate: Double { .infinity }
+            func predicted(_ p: Vector3) -> Double { h.dot(p) }
+            func jacobian(_ p: Vector3) -> Vector3 { h }
+            func residual(_ z: Double, _ zhat: Double) -> Double { z - zhat }
+        }
+        var mean = Vector3(1, 2, 3)
+        var covariance = Matrix3(2, 0.3, 0, 0.3, 1, 0.1, 0, 0.1, 0.5)
+        let model = Linear(h: Vector3(0.6, -0.8, 0), variance: 0.04)
+        let priorInfo = try #require(covariance.inverse)
+        let expectedCovariance = try #require((priorInfo + (1 / model.variance) * Matrix3.outer(model.h, model.h)).inverse)
+        let expectedMean = expectedCovariance * (priorInfo * mean + (2.5 / model.variance) * model.h)
+        let outcome = EKFUpdate.update(mean: &mean, covariance: &covariance, model: model, measured: 2.5)
+        #expect(outcome.accepted)
+        #expect((mean - expectedMean).length < 1e-10)
+        let d = covariance - expectedCovariance
+        #expect(abs(d.m00) + abs(d.m01) + abs(d.m11) + abs(d.m12) + abs(d.m22) < 1e-10)
+    }
+
+    @Test func mahalanobisGateRejectsANonLineOfSightRange() {
+        var mean = Vector3(0, 0, -4)
+        var covariance = Matrix3.scaledIdentity(0.01)
+        let model = RangeModel(antennaInWorld: .zero, standardDeviation: 0.06, gate: 6.63)
+        let before = (mean, covariance)
+        let outcome = EKFUpdate.update(mean: &mean, covariance: &covariance, model: model, measured: 5.2)
+        #expect(!outcome.accepted)
+        #expect(outcome.normalizedInnovationSquared > 6.63)
+        #expect(mean == before.0 && covariance == before.1)
+        let inlier = EKFUpdate.update(mean: &mean, covariance: &covariance, model: model, measured: 4.05)
+        #expect(inlier.accepted)
+    }
+
+    @Test func josephFormKeepsCovarianceSymmetricPositiveDefinite() throws {
+        var noise = NoiseStream(seed: 31, source: "joseph")
+        var mean = Vector3(0.3, 1.2, -4)
+        var covariance = Matrix3.scaledIdentity(4)
+        for k in 0..<500 {
+            let a = Vector3(noise.uniform(-0.3, 0.3), noise.uniform(1, 1.8), noise.uniform(-0.2, 0.2))
+            let model = RangeModel(antennaInWorld: a, standardDeviation: 0.06, gate: .infinity)
+            _ = EKFUpdate.update(mean: &mean, covariance: &covariance, model: model,
+                                 measured: (Vector3(0.5, 1.3, -4) - a).length + noise.gaussian(standardDeviation: 0.06))
+            if k % 3 == 0 {
+                let d = DirectionModel(antennaInWorld: a, worldFromDevice: .identity, azimuthStandardDeviation: 0.05,
+                                       elevationStandardDeviation: 0.09, gate: .infinity)
+                _ = EKFUpdate.update(mean: &mean, covariance: &covariance, model: d,
+                                     measured: d.predicted(Vector3(0.5, 1.3, -4)))
+            }
+            #expect(covariance == covariance.transposed)
+            let e = try #require(SymmetricEigen3.lapack(covariance))
+            #expect(e.values.x > 0)
+        }
+        #expect((mean - Vector3(0.5, 1.3, -4)).length < 0.1)
+    }
+
+    @Test func sphereTilingIsSymmetricAboutTheDevicesHorizontalPlane() {
+        var mixture = PositionMixture(capacity: 96)
+        let antenna = Vector3(0.2, 1.4, -0.1)
+        mixture.initialize(rangeMetres: 4, antennaInWorld: antenna, forwardInWorld: Vector3(0, 0, -1), options: FusionOptions())
+        #expect(mixture.count > 40 && mixture.count <= 96)
+        for h in mixture.hypotheses {
+            #expect(abs((h.meanInWorld - antenna).length - 4) < 1e-9)
+            let mirrored = Vector3(h.meanInWorld.x, 2 * antenna.y - h.meanInWorld.y, h.meanInWorld.z)
+            #expect(mixture.hypotheses.contains { ($0.meanInWorld - mirrored).length < 1e-9 })
+        }
+        let total = mixture.hypotheses.reduce(0.0) { $0 + exp($1.logWeight) }
+        #expect(abs(total - 1) < 1e-12)
+    }
+
+    @Test func movementAccumulatorMeasuresTheSpreadOfPositions() throws {
+        var movement = MovementAccumulator()
+        for k in 0..<1000 { movement.add(Vector3(0.3 * sin(2 * .pi * Double(k) / 100), 1.4, -2)) }
+        let e = try #require(SymmetricEigen3.lapack(movement.covariance))
+        // RMS of a sine of amplitude 0.3 m over whole periods is 0.3/√2.
+        #expect(abs(e.values.z.squareRoot() - 0.3 / 2.0.squareRoot()) < 0.01)
+        #expect(e.values.y < 1e-12)
+    }
+
+    @Test func theMovingBatchRecoversAWalkersPositionNowAndItsVelocity() throws {
+        // A target walking at 0.3 m/s, ranged (σ 5 cm) every 0.1 s for 20 s from a device
+        // that moves in all three axes; one hypothesis whose prior is 1 m off where the
+        // target began. The moving batch finds where it is *now* and how it walks; the
+        // fixed-point batch cannot (it fits one point to a 6 m walk).
+        var noise = NoiseStream(seed: 7, source: "moving-batch")
+        let start = Vector3(2, 0.6, -4), velocity = Vector3(0.3, 0, -0.1)
+        var options = FusionOptions()
+        options.rangeStandardDeviation = 0.05
+        var window = MeasurementWindow(capacity: 400)
+        var now = 0.0
+        for k in 0..<200 {
+            now = Double(k) * 0.1
+            let a = Vector3(1.5 * sin(0.4 * now), 1.3 + 0.4 * sin(0.9 * now), 1.0 * sin(0.25 * now))
+            let truth = start + now * velocity
+            let range = (truth - a).length + noise.gaussian(standardDeviation: 0.05)
+            window.append(WindowEntry(antennaInWorld: a, worldFromDevice: .identity, rangeMetres: range, angles: Vector2(0, 0),
+                                      hasRange: true, direction: .none, directionMissing: false, multiplicity: 1,
+                                      timestamp: now))
+        }
+        let truthNow = start + now * velocity
+        var moving = PositionMixture(capacity: 4)
+        moving.reset([PositionHypothesis(logWeight: 0, meanInWorld: start + Vector3(0.6, -0.5, 0.6),
+                                         covariance: .scaledIdentity(1))])
+        var still = moving
+        // Re-solved as the window grows (each solve starts from the last one, as the engine does).
+        for _ in 0..<3 { BatchRefinement.refineMoving(&moving, window: window, now: now, start: 0, options: options) }
+        BatchRefinement.refine(&still, window: window, options: options)
+        let h = try #require(moving.hypotheses.first)
+        let error = h.meanInWorld - truthNow
+        // Horizontally within 10 cm; the height, which ±0.4 m of device height at 4.5 m
+        // determines to σ ≈ 0.2 m, within what its covariance claims (below).
+        #expect(Vector3(error.x, 0, error.z).length < 0.1, "position now off by \(error) m")
+        #expect((h.velocityInWorld - velocity).length < 0.03, "velocity \(h.velocityInWorld)")
+        // Its claimed covariance covers the error (NEES well under the χ²(3) 99.9 % point).
+        let inverse = try #require(h.covariance.inverse)
+        #expect(inverse.quadraticForm(error) < 16.3)
+        #expect(h.velocityCovariance.trace > 0 && h.velocityCovariance.trace < 0.01)
+        #expect((still.hypotheses[0].meanInWorld - truthNow).length > 1)
+    }
+
+    @Test func multipathBurstChainReducesToIndependentRangesAndDiscountsARun() throws {
+        // A still tag 4 m ahead, Channel Sounding noise; the device sweeps sideways and up and
+        // down for 12 s at 4 Hz; from 5 s to 7 s every range is 1.2 m long (one reflection
+        // that lasted). Seeded jitter.
+        var noise = NoiseStream(seed: 11, source: "burst-chain")
+        let truth = Vector3(0.8, 1.0, -3.9)
+        var window = MeasurementWindow(capacity: 200)
+        for k in 0..<48 {
+            let t = Double(k) * 0.25
+            let a = Vector3(0.4 * sin(1.3 * t), 1.4 + 0.3 * sin(0.7 * t), 0.2 * sin(0.3 * t))
+            var range = (truth - a).length + noise.gaussian(standardDeviation: 0.35)
+            if t >= 5, t <= 7 { range += 1.2 }
+            window.append(WindowEntry(antennaInWorld: a, worldFromDevice: .identity, rangeMetres: range, angles: Vector2(0, 0),
+                                      hasRange: true, direction: .none, directionMissing: false, multiplicity: 1, timestamp: t))
+        }
+        func refined(burstSeconds: Double) -> PositionHypothesis {
+            var o = FusionOptions().forRanging(.bluetoothChannelSounding)
+            o.rangeMultipathBurstSeconds = burstSeconds
+            var mixture = PositionMixture(capacity: 4)
+            mixture.reset([PositionHypothesis(logWeight: 0, meanInWorld: truth + Vector3(0.3, 0.2, -0.3), covariance: .scaledIdentity(0.5)),
+                           PositionHypothesis(logWeight: 0, meanInWorld: truth + Vector3(-0.6, 0, 0.4), covariance: .scaledIdentity(0.5))])
+            BatchRefinement.refine(&mixture, window: window, options: o)
+            return mixture.hypotheses[0]
+        }
+        // A chain that forgets its state between two ranges is the independent model.
+        let independent = refined(burstSeconds: 0), forgetful = refined(burstSeconds: 1e-6)
+        #expect((independent.meanInWorld - forgetful.meanInWorld).length < 1e-9)
+        #expect(abs(independent.logWeight - forgetful.logWeight) < 1e-9)
+        #expect(abs(independent.covariance.trace - forgetful.covariance.trace) < 1e-12)
+        // With bursts of 0.8 s the run of long ranges is one reflection: it pulls the fit
+        // less than eight independent long ranges do.
+        let bursty = refined(burstSeconds: 0.8)
+        let pullIndependent = (independent.meanInWorld - truth).length, pullBursty = (bursty.meanInWorld - truth).length
+        #expect(pullBursty < pullIndependent, "bursty \(pullBursty) m vs independent \(pullIndependent) m")
+    }
+}

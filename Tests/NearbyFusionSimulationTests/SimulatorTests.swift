@@ -1,0 +1,217 @@
+import Foundation
+import NearbyFusion
+import NearbyFusionEvaluation
+import NearbyFusionRecording
+import NearbyFusionSimulation
+import Testing
+import TestHelpers
+
+/// The simulator: determinism, independent noise streams, and sensing statistics that
+/// match the configured model.
+@Suite("Simulator")
+struct SimulatorTests {
+    /// A still device with noiseless VIO, so the sensed pose is the true pose and every
+    /// range residual is the radio's own error.
+    static func stillScenario(seconds: Double = 120, seed: UInt64 = 5, object: Vector3 = Vector3(0.8, 1.2, -4)) -> SimulationScenario {
+        var s = SimulationScenario(name: "still", trajectory: DeviceTrajectory(segments: [.still(duration: seconds)]),
+                                   objects: [SimulatedObject(id: "tag", positionInWorld: object)], seed: seed)
+        s.tremorAmplitude = 0
+        s.vio.positionNoise = 0
+        s.vio.orientationNoise = 0
+        s.vio.driftFraction = 0
+        return s
+    }
+
+    static func uwbUpdates(_ events: [RecordingEvent]) -> [(DevicePose, UWBMeasurement)] {
+        var pose: DevicePose?
+        var out: [(DevicePose, UWBMeasurement)] = []
+        for e in events {
+            if case .pose(let p) = e { pose = p }
+            if case .uwb(_, let m) = e, let p = pose { out.append((p, m)) }
+        }
+        return out
+    }
+
+    static func standardDeviation(_ x: [Double]) -> Double {
+        let mean = x.reduce(0, +) / Double(x.count)
+        return (x.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(x.count - 1)).squareRoot()
+    }
+
+    @Test func oneSeedGivesOneByteStreamAndAnotherSeedAnother() {
+        let a = Simulator.recordingText(for: ScenarioCatalogue.coached(seed: 42))
+        #expect(a == Simulator.recordingText(for: ScenarioCatalogue.coached(seed: 42)))
+        #expect(a != Simulator.recordingText(for: ScenarioCatalogue.coached(seed: 43)))
+    }
+
+    @Test func eachNoiseSourceHasItsOwnStream() {
+        // Turning NLOS on changes ranges but not a single pose, direction or dropout.
+        var clean = ScenarioCatalogue.coached(seed: 7)
+        clean.radio.nlosProbability = 0
+        var biased = clean
+        biased.radio.nlosProbability = 0.3
+        let a = Simulator.events(for: clean), b = Simulator.events(for: biased)
+        #expect(a.count == b.count)
+        var rangesDiffer = 0
+        for (x, y) in zip(a, b) {
+            switch (x, y) {
+            case (.uwb(_, let m), .uwb(_, let n)):
+                #expect(m.timestamp == n.timestamp && m.directionInDevice == n.directionInDevice)
+                if m.distance != n.distance { rangesDiffer += 1 }
+            default:
+                #expect(x == y)
+            }
+        }
+        #expect(rangesDiffer > 10)
+    }
+
+    @Test func rangeNoiseMatchesTheConfiguredStandardDeviation() throws {
+        let s = Self.stillScenario()
+        let residuals = Self.uwbUpdates(Simulator.events(for: s)).compactMap { pose, m in
+            m.distance.map { $0 - (s.objects[0].positionInWorld - pose.positionInWorld).length }
+        }
+        #expect(residuals.count > 1000)
+        // σ̂ of n samples has a relative standard error of 1/√(2n) ≈ 2 %; allow 8 % (and the 0.1 mm rounding).
+        #expect(abs(Self.standardDeviation(residuals) / 0.06 - 1) < 0.08)
+        #expect(abs(residuals.reduce(0, +) / Double(residuals.count)) < 0.006)
+    }
+
+    @Test func nlosRateAndBiasMatchTheModel() {
+        var s = Self.stillScenario(seconds: 200)
+        s.radio.nlosProbability = 0.2
+        let residuals = Self.uwbUpdates(Simulator.events(for: s)).compactMap { pose, m in
+            m.distance.map { $0 - (s.objects[0].positionInWorld - pose.positionInWorld).length }
+        }
+        // NLOS adds 0.5–2 m; with σ 6 cm, residuals above 0.35 m are NLOS.
+        let rate = Double(residuals.filter { $0 > 0.35 }.count) / Double(residuals.count)
+        #expect(abs(rate - 0.2) < 0.03)
+        #expect(residuals.filter { $0 > 2.3 }.isEmpty)
+    }
+
+    @Test func nlosBurstsLastTheConfiguredLengthOnAverage() {
+        var s = Self.stillScenario(seconds: 400)
+        s.radio.nlosProbability = 0.2
+        s.radio.nlosMeanBurstLength = 8
+        s.radio.dropoutProbability = 0
+        let flags = Self.uwbUpdates(Simulator.events(for: s)).compactMap { pose, m in
+            m.distance.map { $0 - (s.objects[0].positionInWorld - pose.positionInWorld).length > 0.35 }
+        }
+        var bursts: [Int] = [], run = 0
+        for f in flags { if f { run += 1 } else if run > 0 { bursts.append(run); run = 0 } }
+        let meanLength = Double(bursts.reduce(0, +)) / Double(bursts.count)
+        let rate = Double(flags.filter { $0 }.count) / Double(flags.count)
+        #expect(abs(meanLength - 8) < 2)
+        #expect(abs(rate - 0.2) < 0.06)
+    }
+
+    @Test func directionIsAvailableOnlyInsideTheFieldOfViewAtTheConfiguredRate() {
+        let inside = Self.uwbUpdates(Simulator.events(for: Self.stillScenario(object: Vector3(1.5, 1.6, -4))))
+        let availability = Double(inside.filter { $0.1.directionInDevice != nil }.count) / Double(inside.count)
+        #expect(abs(availability - 0.95) < 0.02)   // 5 % direction dropouts inside the cone
+        // 60° off axis (outside the 55° cone): never.
+        let outside = Self.uwbUpdates(Simulator.events(for: Self.stillScenario(object: Vector3(4 * sin(1.05), 1.4, -4 * cos(1.05)))))
+        #expect(outside.allSatisfy { $0.1.directionInDevice == nil })
+        // Behind the user: never.
+        let behind = Self.uwbUpdates(Simulator.events(for: Self.stillScenario(object: Vector3(0, 1.4, 4))))
+        #expect(behind.allSatisfy { $0.1.directionInDevice == nil })
+    }
+
+    @Test func angleNoiseMatchesTheModelAzimuthBetterThanElevation() {
+        let s = Self.stillScenario(seconds: 200, object: Vector3(1.0, 1.6, -4))
+        var az: [Double] = [], el: [Double] = []
+        for (pose, m) in Self.uwbUpdates(Simulator.events(for: s)) {
+            guard let d = m.directionInDevice else { continue }
+            let truth = DeviceAngles.azimuthElevation(pose.worldFromDevice.inverseRotate(s.objects[0].positionInWorld - pose.positionInWorld))
+            let measured = DeviceAngles.azimuthElevation(d)
+            az.append(Angle.wrapped(measured.x - truth.x)); el.append(measured.y - truth.y)
+        }
+        #expect(abs(Angle.degrees(radians: Self.standardDeviation(az)) - 3) < 0.3)
+        #expect(abs(Angle.degrees(radians: Self.standardDeviation(el)) - 5) < 0.5)
+    }
+
+    @Test func dropoutsRemoveTheConfiguredShareOfUpdates() {
+        var s = Self.stillScenario(seconds: 200)
+        s.radio.dropoutProbability = 0.1
+        let count = Self.uwbUpdates(Simulator.events(for: s)).count
+        #expect(abs(Double(count) / 2000 - 0.9) < 0.02)
+    }
+
+    @Test func landscapeHoldHasNoDirectionAndWallsBiasRanges() {
+        let events = Simulator.events(for: ScenarioCatalogue.landscapeHold(seed: 1))
+        let updates = Self.uwbUpdates(events)
+        #expect(updates.filter { $0.1.timestamp > 1.1 }.allSatisfy { $0.1.directionInDevice == nil })
+        #expect(updates.filter { $0.1.timestamp < 0.9 }.contains { $0.1.directionInDevice != nil })
+
+        var walled = Self.stillScenario(seconds: 20)
+        walled.radio.occluders = [Occluder(minimumCorner: Vector3(-2, 0, -2.1), maximumCorner: Vector3(3, 3, -1.9), biasRange: 0.5...0.8)]
+        let residuals = Self.uwbUpdates(Simulator.events(for: walled)).compactMap { pose, m in
+            m.distance.map { $0 - (walled.objects[0].positionInWorld - pose.positionInWorld).length }
+        }
+        #expect(residuals.allSatisfy { $0 > 0.3 })
+        #expect(Occluder(minimumCorner: Vector3(-1, -1, -1), maximumCorner: Vector3(1, 1, 1), biasRange: 1...1)
+            .blocks(from: Vector3(-5, 0, 0), to: Vector3(5, 0, 0)))
+        #expect(!Occluder(minimumCorner: Vector3(-1, -1, -1), maximumCorner: Vector3(1, 1, 1), biasRange: 1...1)
+            .blocks(from: Vector3(-5, 2, 0), to: Vector3(5, 2, 0)))
+    }
+
+    @Test func bodyOcclusionBiasesObjectsBehindTheUser() {
+        var s = Self.stillScenario(seconds: 20, object: Vector3(0, 1.2, 4))
+        s.radio.bodyOcclusionBiasRange = 0.3...0.6
+        let residuals = Self.uwbUpdates(Simulator.events(for: s)).compactMap { pose, m in
+            m.distance.map { $0 - (s.objects[0].positionInWorld - pose.positionInWorld).length }
+        }
+        #expect(Statistics.quantile(residuals, 0.5)! > 0.25)
+        var front = Self.stillScenario(seconds: 20)
+        front.radio.bodyOcclusionBiasRange = 0.3...0.6
+        let frontResiduals = Self.uwbUpdates(Simulator.events(for: front)).compactMap { pose, m in
+            m.distance.map { $0 - (front.objects[0].positionInWorld - pose.positionInWorld).length }
+        }
+        #expect(abs(Statistics.quantile(frontResiduals, 0.5)!) < 0.02)
+    }
+
+    @Test func removedObjectsStopAndWalkingPeersCarryTimedTruth() {
+        let events = Simulator.events(for: ScenarioCatalogue.twoTags(seed: 1))
+        let removal = events.firstIndex { if case .removed(let id, let t, .timeout) = $0 { return id == "bag" && t >= 8 } else { return false } }
+        #expect(removal != nil)
+        #expect(!events[(removal ?? 0)...].contains { if case .uwb(let id, _) = $0 { return id == "bag" } else { return false } })
+        let peer = Simulator.events(for: ScenarioCatalogue.walkingPeer(seed: 1))
+        let truths = peer.compactMap { e -> (Double, Vector3)? in if case .truth(_, let t?, let p) = e { return (t, p) } else { return nil } }
+        #expect(truths.count > 100)
+        if let first = truths.first, let last = truths.last {
+            // 0.3 m/s, plus what the VIO drifts meanwhile (0.5 % of the device's path).
+            #expect(abs((last.1.x - first.1.x) / (last.0 - first.0) - 0.3) < 0.01)
+        }
+    }
+
+    @Test func truthIsWrittenWhereTheAppSeesTheObject() throws {
+        // Timed truth before each update: the true position plus the VIO's offset (sensed −
+        // true device position) of the latest pose — the frame the engine and the app live in.
+        let scenario = ScenarioCatalogue.coached(seed: 3)
+        let simulation = Simulator.simulate(scenario)
+        let object = try #require(scenario.objects.first)
+        var poseIndex = -1, sensed: Vector3?, checked = 0
+        for e in simulation.events {
+            switch e {
+            case .pose(let p): poseIndex += 1; sensed = p.positionInWorld
+            case .truth(_, let t, let p):
+                let t = try #require(t, "every truth line is timed")
+                let offset = try #require(sensed) - simulation.trueDevicePoses[poseIndex].positionInWorld
+                #expect((p - (object.position(at: t) + offset)).length < 2e-6)
+                checked += 1
+            default: break
+            }
+        }
+        #expect(checked > 90)
+    }
+
+    @Test func vioTrackingStatesFollowTheScene() {
+        let dark = Simulator.events(for: ScenarioCatalogue.darkRoom(seed: 1))
+        let poses = dark.compactMap { e -> DevicePose? in if case .pose(let p) = e { return p } else { return nil } }
+        #expect(poses.first?.tracking == .limited(.initializing))
+        #expect(poses.last?.tracking == .limited(.insufficientFeatures))
+        #expect(poses.allSatisfy { $0.ambientIntensity == 20 })
+        var shaken = Self.stillScenario(seconds: 3)
+        shaken.trajectory = DeviceTrajectory(segments: [.still(duration: 1), .sweepSideways(duration: 1, amplitude: 0.5, period: 0.3)])
+        let shakenPoses = Simulator.events(for: shaken).compactMap { e -> DevicePose? in if case .pose(let p) = e { return p } else { return nil } }
+        #expect(shakenPoses.contains { $0.tracking == .limited(.excessiveMotion) })
+    }
+}
