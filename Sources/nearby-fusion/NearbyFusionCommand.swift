@@ -3,7 +3,7 @@ import ArgumentParser
 @main
 struct NearbyFusionCommand: ParsableCommand {
     /// The tool's version and the recording format version it reads and writes.
-    static let version = "nearby-fusion 0.4.0 (nearby-recording format 1)"
+    static let version = "nearby-fusion 0.5.0 (nearby-recording format 1)"
 
     static let configuration = CommandConfiguration(
         commandName: "nearby-fusion",

@@ -197,7 +197,7 @@ struct CommandEdgeTests {
     @Test func versionIsPrinted() throws {
         let result = try TestSupport.run(["--version"])
         #expect(result.status == 0)
-        #expect(result.stdout == "nearby-fusion 0.4.0 (nearby-recording format 1)\n")
+        #expect(result.stdout == "nearby-fusion 0.5.0 (nearby-recording format 1)\n")
     }
 
     @Test func shellCompletionKnowsRecordingsScriptsAndScenarios() throws {
