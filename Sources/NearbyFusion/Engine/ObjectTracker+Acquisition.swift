@@ -143,6 +143,6 @@ extension ObjectTracker {
         movement.add(a)
         lastPredictionTime = t
         pathLengthAtLastPrediction = pathLength
-        consecutiveRejections = 0
+        restarts.consecutiveRejections = 0
     }
 }

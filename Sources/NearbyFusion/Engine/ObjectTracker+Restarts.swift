@@ -18,43 +18,12 @@ extension ObjectTracker {
     /// rejected ranges exceeded `blockedRangeJump`; a tag carried away from a watch is still
     /// re-acquired after the usual 30 rejections instead of standing stale for a minute.
     mutating func rejectionCallsForARestart(_ entry: WindowEntry, directionless: Bool, options o: FusionOptions) -> Bool {
-        consecutiveRejections += 1
-        // The step from the run's previous rejected range (the ring's newest), if any.
-        let jumped = rejectedRangeCount > 0
-            && abs(entry.rangeMetres - rejectedRanges[(rejectedRangeCount - 1) & 7]) > o.blockedRangeJump
-        rejectedRangeJumps = rejectedRangeJumps << 1 | (jumped ? 1 : 0)
-        rejectedRanges[rejectedRangeCount & 7] = entry.rangeMetres
-        rejectedRangeCount += 1
         let converged = phase == .tracking && hasConverged && ranging == .uwb && !mayMove && motionHint != .moving
-        let heldStill = converged && directionless
-        let excess = entry.rangeMetres - fusedDistance(from: entry.antennaInWorld)
-        // No multipath shortens a range: while a UWB object with directions is acquired, a run
-        // with `rejectionsBeforeReset` ranges too short says the bank is too far — converged
-        // on a burst of multipath ranges (long-session seed 13's keys: its first 1.6 s of
-        // ranges 1.1–1.9 m long, converged 1.45 m too far, stood there 2.7 s until 30
-        // rejections) — or the object came closer. (Tracked, the IMM weighs short ranges with
-        // both models; real distance-only ranges run short by decimetres for seconds, and
-        // this rule made the NTU VIRAL drone sessions wildly overconfident.)
-        if excess < 0 { shortRejections += 1 }
-        if phase == .acquiring && !directionless && ranging == .uwb {
-            // The other way round, a bank too near: only the object carried away makes one, and
-            // a run of long ranges is far more often a multipath burst against a good bank
-            // (long-session seed 17's bag, 4.6 m, acquired for 1.1 s, restarted on the fifth
-            // of 0.9–1.9 m-long ranges and tiled on them: 1.7 m off for 1.7 s). Long runs wait
-            // for the converged limit.
-            return shortRejections >= o.rejectionsBeforeReset || consecutiveRejections >= o.rejectionsBeforeResetWhenConverged
-        }
-        let blocked = heldStill && rejectedRangeJumps.nonzeroBitCount >= 4 && excess > o.blockedRangeExcess
-        // With directions: long ranges that scatter (a step beyond ``FusionOptions/runAwayStep``
-        // among the last seven, see `rangesRunAway`) while the still model is the likelier
-        // are a multipath burst, however long it lasts; smooth ones (a slow carry away) count.
-        let scattered = converged && !directionless && excess > 0 && motion.movingProbability < 0.5
-            && roughRangeSteps & 0x7F != 0
-        if !(blocked || scattered) { unexplainedRejections += 1 }
-        let limit = hasConverged ? o.rejectionsBeforeResetWhenConverged : o.rejectionsBeforeReset
-        return converged
-            ? unexplainedRejections >= limit || consecutiveRejections >= o.rejectionsBeforeResetWhenBlocked
-            : consecutiveRejections >= limit
+        return restarts.rejectionCallsForARestart(
+            rangeMetres: entry.rangeMetres, excess: entry.rangeMetres - fusedDistance(from: entry.antennaInWorld),
+            acquiringWithDirections: phase == .acquiring && !directionless && ranging == .uwb,
+            converged: converged, heldStill: converged && directionless, hasConverged: hasConverged,
+            withDirections: !directionless, stillIsLikelier: motion.movingProbability < 0.5, options: o)
     }
 
     /// Whether a Channel Sounding object's ranges have drifted away from its estimate: the
@@ -79,19 +48,7 @@ extension ObjectTracker {
             nu += w * model.normalizedInnovation(entry.rangeMetres, at: h.meanInWorld, covariance: h.covariance)
         }
         guard nu.isFinite else { return false }
-        rangeTrend[rangeTrendCount % 8] = nu
-        rangeTrendCount += 1
-        shortRangeBits = shortRangeBits << 1 | (nu < -o.approachThreshold ? 1 : 0)
-        guard rangeTrendCount >= 8 else { return false }
-        // A median beyond ±1.5 needs at least four of the eight beyond it on that side (the
-        // 5th–8th smallest are ≥ the 5th): counted with two vector compares, so the sort runs
-        // only when it could decide.
-        let high = SIMD8<Double>(repeating: 1.5), low = SIMD8<Double>(repeating: -1.5)
-        let above = (rangeTrend .> high), below = (rangeTrend .< low)
-        var countAbove = 0, countBelow = 0
-        for k in 0..<8 { if above[k] { countAbove += 1 }; if below[k] { countBelow += 1 } }
-        guard countAbove >= 4 || countBelow >= 4 else { return false }
-        return abs(Self.median(rangeTrend)) > 1.5
+        return restarts.rangesTrendAway(adding: nu, options: o)
     }
 
     /// Whether at least ``FusionOptions/approachRangeCount`` of a Channel Sounding object's
@@ -101,22 +58,7 @@ extension ObjectTracker {
     /// from `publish` copied the whole tracker, +190 instructions per UWB update.)
     @inline(__always)
     func rangesRunShort(_ o: FusionOptions) -> Bool {
-        let window = min(o.approachRangeWindow, 8)
-        guard ranging == .bluetoothChannelSounding, window > 0, rangeTrendCount >= window else { return false }
-        return (shortRangeBits & UInt8(truncatingIfNeeded: (1 << window) - 1)).nonzeroBitCount >= o.approachRangeCount
-    }
-
-    /// The median of the first `n` (1…8) values (the mean of the two middle ones when `n` is
-    /// even: of eight, the 4th and 5th smallest), by an insertion sort on the stack.
-    static func median(_ v: SIMD8<Double>, count n: Int = 8) -> Double {
-        var s = v
-        for i in 1..<n {
-            let x = s[i]
-            var j = i - 1
-            while j >= 0 && s[j] > x { s[j + 1] = s[j]; j -= 1 }
-            s[j + 1] = x
-        }
-        return n % 2 == 1 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2])
+        ranging == .bluetoothChannelSounding && restarts.rangesRunShort(o)
     }
 
     /// Takes the excess `e = z − ‖p_s − a‖` of a range over the still model's prediction and
@@ -129,19 +71,7 @@ extension ObjectTracker {
     /// set aside as multipath — was never reported `moving` and stood stale, more than 50 cm
     /// off, for 2.4 s (median of 20 seeds; 2.7 s at worst) until 30 rejected ranges restarted it.
     mutating func rangesRunAway(_ excess: Double, options o: FusionOptions) -> Bool {
-        guard o.runAwayStep > 0, excess.isFinite else { return false }
-        // A ring of eight: after this one is stored at `n`, eₖ (k = 1…8, e₈ this one) sits at
-        // `(n + k) mod 8`; bit j of `roughRangeSteps` says whether the step into the
-        // (j + 1)-th newest exceeded the limit.
-        let n = rangeExcessCount & 7
-        let previous = rangeExcess[(n + 7) & 7]
-        rangeExcess[n] = excess
-        roughRangeSteps = roughRangeSteps << 1 | (abs(excess - previous) > o.runAwayStep ? 1 : 0)
-        rangeExcessCount += 1
-        guard rangeExcessCount >= 8, roughRangeSteps & 0x7F == 0 else { return false }
-        let e1 = rangeExcess[(n + 1) & 7], e4 = rangeExcess[(n + 4) & 7], e5 = rangeExcess[(n + 5) & 7]
-        let rise = o.runAwayRise
-        return excess - e1 >= rise && e4 - e1 >= rise / 4 && excess - e5 >= rise / 4
+        restarts.rangesRunAway(excess, options: o)
     }
 
     /// Forgets the estimate and acquires the object afresh from a range `r` measured at this
@@ -160,13 +90,7 @@ extension ObjectTracker {
     /// line-of-sight ranges (most of them) discarded as outliers: `nlos-20-percent` seed 2
     /// converged 1.49 m too far and stayed so for 1.2 s. The rejected ranges of one run agree
     /// when the estimate is what is wrong; the median takes the majority.
-    var medianRejectedRange: Double {
-        let n = min(rejectedRangeCount, 5)
-        guard n > 0 else { return 0 }
-        var v = SIMD8<Double>()
-        for k in 0..<n { v[k] = rejectedRanges[(rejectedRangeCount - 1 - k) & 7] }
-        return Self.median(v, count: n)
-    }
+    var medianRejectedRange: Double { restarts.medianRejectedRange }
 
     /// Restarts a still object's acquisition from this update's range *keeping what was
     /// measured*: the range's sphere is tiled afresh and every new hypothesis is re-solved at

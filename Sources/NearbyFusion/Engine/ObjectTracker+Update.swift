@@ -132,13 +132,13 @@ extension ObjectTracker {
                 // bank that does not explain this range does at once, see `retile`). Clearing the window
                 // on every long trend threw away the sweeps and the step that had located the
                 // tag: 6 of 50 `cs-coached-step` runs ended without an angle, 2 now.
-                if phase == .acquiring, !mayMove, probationRangesLeft == 0, Self.median(rangeTrend) > 0 {
-                    window.removeLatest(ranges: rangeTrend.scalarCount - 1)
+                if phase == .acquiring, !mayMove, probationRangesLeft == 0, RestartTests.median(restarts.rangeTrend) > 0 {
+                    window.removeLatest(ranges: restarts.rangeTrend.scalarCount - 1)
                     if retile(from: entry, radiusMetres: fusedDistance(from: a), explaining: entry.rangeMetres, pose: pose,
                               pathLength: context.pathLength,
                               options: o) {
                         probationRangesLeft = o.probationRanges
-                        rangeTrendCount = 0
+                        restarts.rangeTrendCount = 0
                         return
                     }
                 }

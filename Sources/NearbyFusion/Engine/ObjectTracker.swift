@@ -35,20 +35,8 @@ struct ObjectTracker: Sendable {
     var motion = InteractingMultipleModel.idle
     /// The velocity published after the last tracking step, m/s, world frame.
     var publishedVelocity = Vector3.zero
-    /// The last eight signed normalised range innovations while tracking a Channel
-    /// Sounding object (see `movedAwayFromItsRanges`).
-    var rangeTrend = SIMD8<Double>()
-    var rangeTrendCount = 0
-    /// Which of those innovations ran short (below −``FusionOptions/approachThreshold``), bit 0
-    /// the newest (see `rangesRunShort`).
-    var shortRangeBits: UInt8 = 0
-    /// The last eight range excesses over the still model's prediction, `z − ‖p_s − a‖`,
-    /// metres, while tracking an object expected to keep still (see `rangesRunAway`), and
-    /// how many were taken.
-    var rangeExcess = SIMD8<Double>()
-    var rangeExcessCount = 0
-    /// Which of the steps between them exceeded ``FusionOptions/runAwayStep``, bit 0 the newest.
-    var roughRangeSteps: UInt8 = 0
+    /// The tests that say the estimate no longer holds, from its ranges (``RestartTests``).
+    var restarts = RestartTests()
     /// Ranges left before a still Channel Sounding accessory's acquisition, re-solved after its
     /// ranges ran long, may publish again (see `fuse`); 0 outside such a probation.
     var probationRangesLeft = 0
@@ -86,18 +74,6 @@ struct ObjectTracker: Sendable {
     /// Time of the last update that was fused (``FusionOptions/minimumFusionInterval``),
     /// seconds.
     var lastFusionTime: Double?
-    var consecutiveRejections = 0
-    /// Of those, the ones a blocked line of sight does not explain (see
-    /// `rejectionCallsForARestart`), and whether each of the last eight steps between
-    /// rejected ranges jumped (bit 0 the latest).
-    var unexplainedRejections = 0
-    var rejectedRangeJumps: UInt8 = 0
-    /// The last rejected ranges of the run, metres (a ring of eight; the newest at
-    /// `(rejectedRangeCount − 1) mod 8`), and how many.
-    var rejectedRanges = SIMD8<Double>()
-    var rejectedRangeCount = 0
-    /// Of the run's rejected ranges, those shorter than the estimate's distance.
-    var shortRejections = 0
     /// This estimate has been published as converged (a converged estimate tolerates longer
     /// runs of rejected ranges before it is reset).
     var hasConverged = false
@@ -147,11 +123,7 @@ struct ObjectTracker: Sendable {
     /// Forgets the run of rejected ranges (an accepted range, or a bank that starts again).
     @inline(__always)
     mutating func clearRejections() {
-        consecutiveRejections = 0
-        unexplainedRejections = 0
-        rejectedRangeJumps = 0
-        rejectedRangeCount = 0
-        shortRejections = 0
+        restarts.clearRejections()
     }
 
     /// Forgets the position estimate (a re-initialisation starts from the next range).
@@ -161,9 +133,7 @@ struct ObjectTracker: Sendable {
         mixture = PositionMixture(capacity: mixture.capacity)
         window.removeAll()
         reportedMotion = .unknown
-        rangeTrendCount = 0
-        rangeExcessCount = 0
-        roughRangeSteps = 0
+        restarts.clearTrends()
         probationRangesLeft = 0
         unconvergedSince = nil
         reacquires = false
