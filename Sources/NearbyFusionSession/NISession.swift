@@ -225,7 +225,7 @@ public final class NISession: @unchecked Sendable {
 
     /// The engine's settings (beyond Nearby Interaction, which has none to set): read when a
     /// `run` starts an engine — the first run, or a run with another configuration. For
-    /// example `FusionOptions.rangeBiasStandardDeviation` for UWB hardware whose antenna
+    /// example `FusionOptions.sensors.rangeBiasStandardDeviation` for UWB hardware whose antenna
     /// delay is not calibrated, as Apple's is.
     public var fusionOptions: FusionOptions {
         get { engineOptions.withLock { $0 } }

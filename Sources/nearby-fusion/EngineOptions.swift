@@ -3,32 +3,32 @@ import NearbyFusion
 
 /// Engine settings a command line may change (the rest are ``FusionOptions``' defaults).
 struct EngineOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The σ, metres, of a constant bias the ranges may carry (an uncalibrated antenna delay), considered in the covariance the coaching and the outputs read; 0 (the default) takes ranges as unbiased, as Nearby Interaction's calibrated UWB is. See FusionOptions.rangeBiasStandardDeviation.", valueName: "METRES"))
+    @Option(help: ArgumentHelp("The σ, metres, of a constant bias the ranges may carry (an uncalibrated antenna delay), considered in the covariance the coaching and the outputs read; 0 (the default) takes ranges as unbiased, as Nearby Interaction's calibrated UWB is. See FusionOptions.sensors.rangeBiasStandardDeviation.", valueName: "METRES"))
     var rangeBias = 0.0
 
-    @Option(help: ArgumentHelp("The shortest time, seconds, between two fused updates of one object: a faster radio's other updates are published, not fused (its errors last longer than its interval). 0 fuses every update. See FusionOptions.minimumFusionInterval.", valueName: "SECONDS"))
-    var fusionInterval = FusionOptions().minimumFusionInterval
+    @Option(help: ArgumentHelp("The shortest time, seconds, between two fused updates of one object: a faster radio's other updates are published, not fused (its errors last longer than its interval). 0 fuses every update. See FusionOptions.sensors.minimumFusionInterval.", valueName: "SECONDS"))
+    var fusionInterval = FusionOptions().sensors.minimumFusionInterval
 
-    @Option(help: ArgumentHelp("The horizontal acceleration intensity, m²/s³, of a third motion model for objects that move: a steady walk, beside the still and the manoeuvring ones (0.1 suits people walking). 0 (the default) leaves it out. See FusionOptions.steadyAccelerationIntensity.", valueName: "M2/S3"))
+    @Option(help: ArgumentHelp("The horizontal acceleration intensity, m²/s³, of a third motion model for objects that move: a steady walk, beside the still and the manoeuvring ones (0.1 suits people walking). 0 (the default) leaves it out. See FusionOptions.motion.steadyAccelerationIntensity.", valueName: "M2/S3"))
     var steadyWalk = 0.0
 
-    @Option(help: ArgumentHelp("The still mode's probability at which `motion` says `stationary` (0.5–1; `moving` is said at 0.8). See FusionOptions.stationaryDecisionProbability.", valueName: "P"))
-    var stationaryDecision = FusionOptions().stationaryDecisionProbability
+    @Option(help: ArgumentHelp("The still mode's probability at which `motion` says `stationary` (0.5–1; `moving` is said at 0.8). See FusionOptions.motion.stationaryDecisionProbability.", valueName: "P"))
+    var stationaryDecision = FusionOptions().motion.stationaryDecisionProbability
 
-    @Option(help: ArgumentHelp("Position variance added per metre the device travels, m²/m (the VIO drift a tracked object's random walk covers). See FusionOptions.driftVariancePerMetre.", valueName: "M2/M"))
-    var driftVariance = FusionOptions().driftVariancePerMetre
+    @Option(help: ArgumentHelp("Position variance added per metre the device travels, m²/m (the VIO drift a tracked object's random walk covers). See FusionOptions.motion.driftVariancePerMetre.", valueName: "M2/M"))
+    var driftVariance = FusionOptions().motion.driftVariancePerMetre
 
-    @Option(help: ArgumentHelp("The systematic VIO drift the acquisition batch allows for, as a fraction of the path travelled (its magnitude, in a direction nobody knows: a third of its variance on each axis). See FusionOptions.vioDriftFraction.", valueName: "FRACTION"))
-    var batchDrift = FusionOptions().vioDriftFraction
+    @Option(help: ArgumentHelp("The systematic VIO drift the acquisition batch allows for, as a fraction of the path travelled (its magnitude, in a direction nobody knows: a third of its variance on each axis). See FusionOptions.acquisition.vioDriftFraction.", valueName: "FRACTION"))
+    var batchDrift = FusionOptions().acquisition.vioDriftFraction
 
-    @Flag(inversion: .prefixedNo, help: "Consider the VIO's systematic drift through the acquisition's geometry (the default) or, with --no-drift-geometry, as a plain translation (distance-only estimates then overconfident). See FusionOptions.considersDriftGeometry.")
-    var driftGeometry = FusionOptions().considersDriftGeometry
+    @Flag(inversion: .prefixedNo, help: "Consider the VIO's systematic drift through the acquisition's geometry (the default) or, with --no-drift-geometry, as a plain translation (distance-only estimates then overconfident). See FusionOptions.acquisition.considersDriftGeometry.")
+    var driftGeometry = FusionOptions().acquisition.considersDriftGeometry
 
-    @Option(help: ArgumentHelp("The bearing σ, degrees, at which a Bluetooth Channel Sounding object's horizontalAngle is published and its horizontal sweep judged enough (10 by default). A larger one gives an earlier, rougher angle (compare with accuracy --scenario cs-coached-step --cs-angle-threshold 14). See FusionOptions.channelSoundingAngleThreshold.", valueName: "DEGREES"))
+    @Option(help: ArgumentHelp("The bearing σ, degrees, at which a Bluetooth Channel Sounding object's horizontalAngle is published and its horizontal sweep judged enough (10 by default). A larger one gives an earlier, rougher angle (compare with accuracy --scenario cs-coached-step --cs-angle-threshold 14). See FusionOptions.channelSounding.angleThreshold.", valueName: "DEGREES"))
     var csAngleThreshold: Double?
 
-    @Option(help: ArgumentHelp("The speed, m/s, at which an accessory no direction reaches (a Channel Sounding tag) is taken to be carried while the app says it moves: its fresh acquisition, once it stops, starts from where it was, widened by that speed times the time it moved. 0 acquires it afresh with no prior. See FusionOptions.carrySpeed.", valueName: "M/S"))
-    var carrySpeed = FusionOptions().carrySpeed
+    @Option(help: ArgumentHelp("The speed, m/s, at which an accessory no direction reaches (a Channel Sounding tag) is taken to be carried while the app says it moves: its fresh acquisition, once it stops, starts from where it was, widened by that speed times the time it moved. 0 acquires it afresh with no prior. See FusionOptions.carry.speed.", valueName: "M/S"))
+    var carrySpeed = FusionOptions().carry.speed
 
     func validate() throws {
         guard steadyWalk.isFinite, steadyWalk >= 0 else { throw ValidationError("--steady-walk must be an acceleration intensity in m²/s³, 0 or more") }
@@ -43,15 +43,15 @@ struct EngineOptions: ParsableArguments {
 
     var fusionOptions: FusionOptions {
         var o = FusionOptions()
-        o.rangeBiasStandardDeviation = rangeBias
-        o.minimumFusionInterval = fusionInterval
-        o.steadyAccelerationIntensity = steadyWalk
-        o.considersDriftGeometry = driftGeometry
-        o.stationaryDecisionProbability = stationaryDecision
-        o.driftVariancePerMetre = driftVariance
-        o.vioDriftFraction = batchDrift
-        o.carrySpeed = carrySpeed
-        if let t = csAngleThreshold { o.channelSoundingAngleThreshold = Angle.radians(degrees: t) }
+        o.sensors.rangeBiasStandardDeviation = rangeBias
+        o.sensors.minimumFusionInterval = fusionInterval
+        o.motion.steadyAccelerationIntensity = steadyWalk
+        o.acquisition.considersDriftGeometry = driftGeometry
+        o.motion.stationaryDecisionProbability = stationaryDecision
+        o.motion.driftVariancePerMetre = driftVariance
+        o.acquisition.vioDriftFraction = batchDrift
+        o.carry.speed = carrySpeed
+        if let t = csAngleThreshold { o.channelSounding.angleThreshold = Angle.radians(degrees: t) }
         return o
     }
 }

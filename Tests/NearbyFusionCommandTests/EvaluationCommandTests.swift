@@ -111,7 +111,7 @@ struct EvaluationCommandTests {
         let picked = try evaluated("tag-picked-up.jsonl")
         #expect(picked.movingUpdates > 20 && (picked.movingShare ?? 0) > 0.5 && (picked.stationaryShare ?? 0) > 0.9, "\(picked)")
         // Never said `stationary` while carried, and said so 1.1 s after the put-down
-        // (`FusionOptions.stationaryDecisionProbability`: at 0.8 it was said once mid-carry,
+        // (`FusionOptions.motion.stationaryDecisionProbability`: at 0.8 it was said once mid-carry,
         // at 12.91 s, and 0.4 s after the stop); with the app's hint, neither and at once.
         #expect(picked.stationaryWhileMoving == 0 && picked.stops == 1 && picked.missedStops == 0, "\(picked)")
         #expect(picked.stationaryAfterStopMaximumSeconds.map { $0 > 0.5 && $0 <= 1.5 } == true, "\(picked)")

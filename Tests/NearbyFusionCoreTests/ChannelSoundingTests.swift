@@ -27,13 +27,13 @@ struct ChannelSoundingTests {
         #expect(staleUpdates(run) == 0)
         #expect(try #require(run.finalNEES) < 20)
         var off = FusionOptions()
-        off.channelSoundingReacquireSeconds = 0
+        off.channelSounding.reacquireSeconds = 0
         let stale = ScenarioRun(scenario, options: off)
         #expect(staleUpdates(stale) > 10 && (stale.finalNEES ?? 0) > 20, "\(staleUpdates(stale)) stale updates, NEES \(stale.finalNEES ?? -1)")
     }
 
     /// The app said the tag moved, then stopped (`updateMotionState`): its fresh acquisition
-    /// starts from where it was, widened by `carrySpeed × T` (``FusionOptions/carrySpeed``)
+    /// starts from where it was, widened by `carrySpeed × T` (``FusionOptions/Carry/speed``)
     /// instead of from the whole range sphere. Seeds 1–8 of the hinted carried tag (2.4 m in
     /// 3 s, then 13 s of sweeps), at the run's last update: the hypotheses within 1 m of the
     /// truth hold 0.245 of the weight on average with that prior and 0.143 without; the mean
@@ -50,7 +50,7 @@ struct ChannelSoundingTests {
             return near / total
         }
         var off = FusionOptions()
-        off.carrySpeed = 0
+        off.carry.speed = 0
         var near = (with: 0.0, without: 0.0), nees = (with: 0.0, without: 0.0)
         for seed: UInt64 in 1...8 {
             let scenario = ScenarioCatalogue.channelSoundingCarried(seed: seed, hinted: true)
@@ -304,7 +304,7 @@ struct ChannelSoundingTests {
         // the χ² band at this fixed place (accuracy, the Channel Sounding table). The engine's
         // mean NEES must stay at or under the ideal's; seeds 1–8: 5.19 against 6.53.
         // A tag put down after a carry the app reported: the posterior gets the engine's prior of
-        // where the tag was (``FusionOptions/carrySpeed``), and the engine must again stay at or
+        // where the tag was (``FusionOptions/Carry/speed``), and the engine must again stay at or
         // under it: 1.94 against 2.06 (3.61 for a posterior started afresh from a flat prior).
         let cases: [(make: @Sendable (UInt64) -> SimulationScenario, idealAboveTheBand: Bool)] = [
             (ScenarioCatalogue.channelSoundingPlanar, true),
@@ -324,7 +324,7 @@ struct ChannelSoundingTests {
         }
         // Without the prior, the hinted run's posterior is the flat one again.
         var off = FusionOptions()
-        off.carrySpeed = 0
+        off.carry.speed = 0
         let flat = (1...8).compactMap { (seed: UInt64) in
             ScenarioRun(ScenarioCatalogue.channelSoundingCarried(seed: seed, hinted: true), options: off,
                         exactPosteriorUntil: Angle.radians(degrees: 10)).posteriorFinalNEES
@@ -352,21 +352,21 @@ struct ChannelSoundingTests {
             scenario.objects[0].velocityChanges = [.init(time: 22, velocityInWorld: Vector3(-0.75, 0, -0.25)),
                                                    .init(time: 25, velocityInWorld: .zero)]
             var options = FusionOptions()
-            options.probationRanges = probation
+            options.channelSounding.probationRanges = probation
             let run = ScenarioRun(scenario, options: options)
             return run.updates.filter { $0.estimate.timestamp > 22 }.compactMap { u in
                 u.estimate.horizontalAngle.flatMap { a in u.trueHorizontalAngle.map { Self.degrees(abs(Angle.wrapped(a - $0))) } }
             }.max() ?? 0
         }
         for seed: UInt64 in [32, 36] {
-            #expect(worst(seed: seed, probation: FusionOptions().probationRanges) < 15, "seed \(seed)")
+            #expect(worst(seed: seed, probation: FusionOptions().channelSounding.probationRanges) < 15, "seed \(seed)")
             #expect(worst(seed: seed, probation: 0) > 15, "seed \(seed): the probation is what guards it")
         }
     }
 
     @Test func aTagCarriedTowardTheUserWithoutAHintLosesItsAngleWhileItsRangesRunShort() {
         // `cs-carried`: picked up at 22 s and carried toward the user, no hint. Ranges running
-        // short (3 of the last 5 below −1σ, ``FusionOptions/approachRangeWindow``) withhold the
+        // short (3 of the last 5 below −1σ, ``FusionOptions/ChannelSounding/approachRangeWindow``) withhold the
         // angle before the eight-range trend test restarts the acquisition. Seeds 1–12: 5 runs
         // and 26 updates show an angle > 15° off in 22–27 s; 10 runs and 43 updates without it.
         func staleAngles(_ options: FusionOptions) -> (runs: Int, updates: Int) {
@@ -386,7 +386,7 @@ struct ChannelSoundingTests {
         let now = staleAngles(FusionOptions())
         #expect(now.runs <= 6 && now.updates <= 30, "\(now)")
         var off = FusionOptions()
-        off.approachRangeCount = 6   // more than the window: never
+        off.channelSounding.approachRangeCount = 6   // more than the window: never
         let without = staleAngles(off)
         #expect(without.runs >= now.runs + 3 && without.updates >= now.updates + 10, "\(without) vs \(now)")
     }
@@ -404,8 +404,8 @@ struct ChannelSoundingTests {
     @Test func theEngineUsesTheRadiosNoise() {
         let o = FusionOptions()
         let cs = o.forRanging(.bluetoothChannelSounding)
-        #expect(cs.rangeStandardDeviation == o.channelSoundingRangeStandardDeviation)
-        #expect(cs.missingDirectionLikelihood == 1)
+        #expect(cs.sensors.rangeStandardDeviation == o.channelSounding.rangeStandardDeviation)
+        #expect(cs.acquisition.missingDirectionLikelihood == 1)
         #expect(o.forRanging(.uwb) == o)
         // A missing direction says nothing for Channel Sounding, while for UWB on a phone held
         // in portrait it moves weight out of the radio's cone (−Z).
@@ -460,8 +460,8 @@ struct ChannelSoundingTests {
         let tag = Vector3(0, 1.4, -4)
         func solve(multipath eta: Double) -> Double {
             var o = FusionOptions().forRanging(.bluetoothChannelSounding)
-            o.rangeMultipathProbability = eta
-            o.rangeMultipathBurstSeconds = 0
+            o.gating.rangeMultipathProbability = eta
+            o.gating.rangeMultipathBurstSeconds = 0
             var window = MeasurementWindow(capacity: 128)
             for k in 0..<60 {
                 let x = 0.5 * sin(Double(k) * 0.2), y = 1.4 + 0.3 * sin(Double(k) * 0.13)

@@ -44,7 +44,7 @@ struct ConvergenceTests {
                                        previous: (false, false), previousBearing: previousBearing, options: options)
         }
         let channelSounding = FusionOptions().forRanging(.bluetoothChannelSounding)
-        #expect(channelSounding.publishesAngleByBearingAlone && !FusionOptions().publishesAngleByBearingAlone)
+        #expect(channelSounding.coaching.publishesAngleByBearingAlone && !FusionOptions().coaching.publishesAngleByBearingAlone)
         let cs = assess(channelSounding)
         #expect(abs(Angle.degrees(radians: cs.horizontalAngleStandardDeviation) - 7.2) < 0.1)
         // Within its 10°, while 0.5 m across exceeds its 0.4 m (10 % of 4 m): the horizontal
@@ -99,7 +99,7 @@ struct ConvergenceTests {
 
     @Test func levelToleranceIsConfigurable() {
         var options = FusionOptions()
-        options.levelTolerance = 0.5
+        options.coaching.levelTolerance = 0.5
         let a = Self.assess([(Vector3(0.5, Self.device.y + 1.0, -4), 0.1, 1)], options: options)
         #expect(a.verticalCategory == .above)
     }

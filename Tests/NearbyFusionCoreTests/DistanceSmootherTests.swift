@@ -27,9 +27,9 @@ struct DistanceSmootherTests {
         while t <= seconds {
             let z = truth(t) + noise.gaussian(standardDeviation: 0.3) + excess(t)
             let published = smoother.update(at: t, range: z, reference: reference(t), generation: generation(t),
-                                            density: density, variance: o.rangeStandardDeviation * o.rangeStandardDeviation,
-                                            residualIntensity: o.distanceResidualAccelerationIntensity,
-                                            freeIntensity: o.accelerationIntensity, minimumInterval: o.minimumFusionInterval)
+                                            density: density, variance: o.sensors.rangeStandardDeviation * o.sensors.rangeStandardDeviation,
+                                            residualIntensity: o.channelSounding.distanceResidualAccelerationIntensity,
+                                            freeIntensity: o.motion.accelerationIntensity, minimumInterval: o.sensors.minimumFusionInterval)
             out.append((t, truth(t), published))
             t += 0.3
         }

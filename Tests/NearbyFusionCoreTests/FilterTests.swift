@@ -98,7 +98,7 @@ struct FilterTests {
         var noise = NoiseStream(seed: 7, source: "moving-batch")
         let start = Vector3(2, 0.6, -4), velocity = Vector3(0.3, 0, -0.1)
         var options = FusionOptions()
-        options.rangeStandardDeviation = 0.05
+        options.sensors.rangeStandardDeviation = 0.05
         var window = MeasurementWindow(capacity: 400)
         var now = 0.0
         for k in 0..<200 {
@@ -148,7 +148,7 @@ struct FilterTests {
         }
         func refined(burstSeconds: Double) -> PositionHypothesis {
             var o = FusionOptions().forRanging(.bluetoothChannelSounding)
-            o.rangeMultipathBurstSeconds = burstSeconds
+            o.gating.rangeMultipathBurstSeconds = burstSeconds
             var mixture = PositionMixture(capacity: 4)
             mixture.reset([PositionHypothesis(logWeight: 0, meanInWorld: truth + Vector3(0.3, 0.2, -0.3), covariance: .scaledIdentity(0.5)),
                            PositionHypothesis(logWeight: 0, meanInWorld: truth + Vector3(-0.6, 0, 0.4), covariance: .scaledIdentity(0.5))])

@@ -4,7 +4,7 @@ import NearbyFusionSimulation
 import Testing
 import TestHelpers
 
-/// ``FusionOptions/minimumFusionInterval``: a radio faster than the engine's fusion rate
+/// ``FusionOptions/Sensors/minimumFusionInterval``: a radio faster than the engine's fusion rate
 /// repeats its errors; the engine does not count them as new information.
 @Suite("a fast radio")
 struct FusionRateTests {
@@ -40,7 +40,7 @@ struct FusionRateTests {
     /// 10 Hz one's.
     @Test func aHundredHertzRadioIsNotTenTimesMoreCertain() {
         var everyUpdate = FusionOptions()
-        everyUpdate.minimumFusionInterval = 0
+        everyUpdate.sensors.minimumFusionInterval = 0
         var nees = (slow: 0.0, fast: 0.0, counted: 0.0)
         for seed: UInt64 in 1...8 {
             let slow = Self.run(every: 10, seed: seed, options: FusionOptions())

@@ -27,7 +27,7 @@ struct MeasurementModelTests {
         #expect(abs(near.variance - (0.06 * 0.06 + 0.01 * 0.01)) < 1e-12)
         #expect(abs(far.variance - (0.06 * 0.06 + 0.15 * 0.15)) < 1e-12)
         var flat = o
-        flat.rangeErrorFraction = 0
+        flat.sensors.rangeErrorFraction = 0
         #expect(flat.rangeModel(from: .zero, measured: 30).variance == 0.06 * 0.06)
     }
 

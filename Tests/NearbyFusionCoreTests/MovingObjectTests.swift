@@ -113,7 +113,7 @@ struct MovingObjectTests {
     /// A tag carried straight away from the user: its direction hardly changes and every
     /// range runs long, as a multipath burst's do, so the still model set them all aside for
     /// both motion models. Before the ranges' smooth run away was told from a burst
-    /// (``FusionOptions/runAwayStep``), 29 of 50 runs never said `moving` and a transform
+    /// (``FusionOptions/Gating/runAwayStep``), 29 of 50 runs never said `moving` and a transform
     /// more than 50 cm off stood for up to 2.7 s, until 30 rejected ranges restarted it.
     @Test func aTagCarriedStraightAwayIsFollowed() throws {
         for seed: UInt64 in 1...5 {
@@ -354,7 +354,7 @@ struct KinematicGaussianTests {
         imm.stationary.positionInWorld = Vector3(0, 0, 0)
         imm.moving.positionInWorld = Vector3(2, 0, 0)
         imm.movingProbability = 0.9
-        imm.predict(seconds: 0.1, prior: FusionOptions().accessoryMotionPrior, hint: .stationary,
+        imm.predict(seconds: 0.1, prior: FusionOptions().motion.accessoryMotionPrior, hint: .stationary,
                     accelerationIntensity: Vector3(0.5, 0.05, 0.5), velocityPriorVariance: 1, addedPositionVariance: 0)
         #expect(imm.movingProbability == 0)
         // 10 % stationary at 0, 90 % moving at 2: the stationary model starts at 1.8.
@@ -369,11 +369,11 @@ struct KinematicGaussianTests {
         func movingProbability(after z: Double, _ gate: StationaryGate) -> (before: Double, after: Double) {
             var imm = InteractingMultipleModel(positionInWorld: Vector3(0, 0, -4), positionCovariance: .scaledIdentity(0.02 * 0.02),
                                                velocityPriorVariance: 1, movingProbability: 0.005)
-            imm.predict(seconds: 0.1, prior: options.accessoryMotionPrior, hint: .unknown,
+            imm.predict(seconds: 0.1, prior: options.motion.accessoryMotionPrior, hint: .unknown,
                         accelerationIntensity: options.accelerationIntensities, velocityPriorVariance: 1, addedPositionVariance: 0)
             let before = imm.movingProbability
-            _ = imm.update(model: RangeModel(antennaInWorld: .zero, standardDeviation: 0.06, gate: options.rangeGate), measured: z,
-                           outlierProbability: options.outlierProbability, outlierSpan: options.rangeOutlierSpan, stationaryGate: gate)
+            _ = imm.update(model: RangeModel(antennaInWorld: .zero, standardDeviation: 0.06, gate: options.gating.rangeGate), measured: z,
+                           outlierProbability: options.gating.outlierProbability, outlierSpan: options.gating.rangeOutlierSpan, stationaryGate: gate)
             imm.updateModeProbabilities(hint: .unknown)
             return (before, imm.movingProbability)
         }
@@ -435,14 +435,14 @@ struct RealSessionTests {
 }
 
 extension RealSessionTests {
-    /// With a considered range bias of 0.1 m (``FusionOptions/rangeBiasStandardDeviation``):
+    /// With a considered range bias of 0.1 m (``FusionOptions/Sensors/rangeBiasStandardDeviation``):
     /// the NEES against the survey falls from 80–100 to 24–44 and every target above still holds.
     @Test(.enabled(if: sessionsPresent, absent), arguments: ["eee_01", "sbs_01"])
     func aConsideredRangeBiasKeepsTheTargetsAndLowersTheNEES(session: String) throws {
         let path = Self.folder.appendingPathComponent("\(session).jsonl").path
         try #require(FileManager.default.fileExists(atPath: path), "\(path) is missing")
         var options = FusionOptions()
-        options.rangeBiasStandardDeviation = 0.1
+        options.sensors.rangeBiasStandardDeviation = 0.1
         let plain = RecordingEvaluation.pooled(try RecordingEvaluation.evaluate(path: path).objects, name: session)
         let pooled = RecordingEvaluation.pooled(try RecordingEvaluation.evaluate(path: path, options: options).objects, name: session)
         let before = try #require(plain.meanNEES), after = try #require(pooled.meanNEES)
@@ -506,7 +506,7 @@ struct BlockedLineOfSightTests {
         #expect(held.worstError < 0.3, "worst \(held.worstError) m")
         // Without the rule (no range counts as blocked) the same ranges reset it.
         var o = FusionOptions()
-        o.blockedRangeExcess = .infinity
+        o.gating.blockedRangeExcess = .infinity
         let reset = Self.run(blocked: 20, excess: 3...10, options: o)
         #expect(reset.convergedShare < 0.8, "converged \(reset.convergedShare)")
     }
@@ -519,7 +519,7 @@ struct BlockedLineOfSightTests {
         #expect(carried.convergedAt40)
         #expect(carried.longestStale < 5, "stale for \(carried.longestStale) s")
         var everyStepJumps = FusionOptions()
-        everyStepJumps.blockedRangeJump = 0
+        everyStepJumps.gating.blockedRangeJump = 0
         let stale = Self.run(blocked: 20, excess: 0...0, carriedAway: Vector3(0.3, 0, -0.75), options: everyStepJumps)
         #expect(stale.longestStale > 10, "without the jump test: stale for \(stale.longestStale) s")
         // The blocked run keeps its estimate and is never stale.

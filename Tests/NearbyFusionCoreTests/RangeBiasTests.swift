@@ -6,7 +6,7 @@ import NearbyFusionSimulation
 import Testing
 import TestHelpers
 
-/// ``FusionOptions/rangeBiasStandardDeviation``: a range bias considered in the covariance.
+/// ``FusionOptions/Sensors/rangeBiasStandardDeviation``: a range bias considered in the covariance.
 @Suite("a considered range bias")
 struct RangeBiasTests {
     /// The watch's path at `t` seconds, world frame, metres: a circle of 0.6 m with a 0.3 m bob
@@ -43,7 +43,7 @@ struct RangeBiasTests {
         // `s = A⁻¹ Σ c π g / v` is the derivative of the batch solution with respect to a
         // common offset of the ranges: compared with the solutions for ranges 1 cm longer.
         var options = FusionOptions()
-        options.rangeBiasStandardDeviation = 0.1
+        options.sensors.rangeBiasStandardDeviation = 0.1
         let base = Self.acquire(offset: 0, options: options).snapshot
         let shifted = Self.acquire(offset: 0.01, options: options).snapshot
         try #require(base.hypothesisCount > 1)
@@ -67,7 +67,7 @@ struct RangeBiasTests {
     @Test func theBiasWidensTheCovarianceAlongItsSensitivityAndChangesNoEstimate() throws {
         var options = FusionOptions()
         let plain = Self.acquire(offset: 0, options: options).snapshot
-        options.rangeBiasStandardDeviation = 0.2
+        options.sensors.rangeBiasStandardDeviation = 0.2
         let considered = Self.acquire(offset: 0, options: options).snapshot
         try #require(plain.hypothesisCount == considered.hypothesisCount)
         for (p, c) in zip(plain.hypotheses, considered.hypotheses) {
@@ -86,7 +86,7 @@ struct RangeBiasTests {
     @Test func aTrackedObjectKeepsTheBiasShareItHadAtTheHandOver() throws {
         // Long enough to converge and hand over to the tracking filter.
         var options = FusionOptions()
-        options.rangeBiasStandardDeviation = 0.1
+        options.sensors.rangeBiasStandardDeviation = 0.1
         let considered = Self.acquire(offset: 0, seconds: 40, options: options)
         let plain = Self.acquire(offset: 0, seconds: 40, options: FusionOptions())
         try #require(considered.snapshot.kinematics != nil && plain.snapshot.kinematics != nil, "both tracked by the end")

@@ -25,7 +25,7 @@ struct RestartTestsTests {
     @Test func anObjectNotYetConvergedStartsAgainAfterFiveRejectionsInARow() {
         var tests = RestartTests()
         let ranges = Array(repeating: (range: 4.0, excess: 1.2), count: 10)
-        #expect(firstRestart(ranges, tests: &tests) == o.rejectionsBeforeReset)
+        #expect(firstRestart(ranges, tests: &tests) == o.gating.rejectionsBeforeReset)
         tests.clearRejections()
         #expect(tests.consecutiveRejections == 0 && tests.rejectedRangeCount == 0)
     }
@@ -36,8 +36,8 @@ struct RestartTestsTests {
         var long = RestartTests(), short = RestartTests()
         let longRanges = Array(repeating: (range: 5.0, excess: 1.0), count: 40)
         let shortRanges = Array(repeating: (range: 3.0, excess: -1.0), count: 40)
-        #expect(firstRestart(longRanges, acquiringWithDirections: true, tests: &long) == o.rejectionsBeforeResetWhenConverged)
-        #expect(firstRestart(shortRanges, acquiringWithDirections: true, tests: &short) == o.rejectionsBeforeReset)
+        #expect(firstRestart(longRanges, acquiringWithDirections: true, tests: &long) == o.gating.rejectionsBeforeResetWhenConverged)
+        #expect(firstRestart(shortRanges, acquiringWithDirections: true, tests: &short) == o.gating.rejectionsBeforeReset)
     }
 
     @Test func aBlockedLineOfSightLeavesAConvergedStillObjectStandingButACarryDoesNot() {
@@ -52,9 +52,9 @@ struct RestartTestsTests {
             smooth.append((range: 30 + step, excess: 2 + step))
         }
         #expect(firstRestart(erratic, converged: true, heldStill: true, hasConverged: true, withDirections: false, tests: &blocked)
-                == o.rejectionsBeforeResetWhenBlocked)
+                == o.gating.rejectionsBeforeResetWhenBlocked)
         #expect(firstRestart(smooth, converged: true, heldStill: true, hasConverged: true, withDirections: false, tests: &carried)
-                == o.rejectionsBeforeResetWhenConverged)
+                == o.gating.rejectionsBeforeResetWhenConverged)
     }
 
     @Test func theMedianOfTheRunsLastFiveRejectedRangesIsWhereARestartTiles() {

@@ -200,7 +200,7 @@ struct ScenarioTests {
         let late = engine.ingest(UWBMeasurement(timestamp: 2.5, distance: nil, directionInDevice: nil), for: h)
         #expect(late.convergence?.status.reasons.contains(.insufficientSignalStrength) == true)
         #expect(late.horizontalAngle == nil)
-        let beyondReach = FusionOptions().maximumRange + 5
+        let beyondReach = FusionOptions().coaching.maximumRange + 5
         let far = engine.ingest(UWBMeasurement(timestamp: 2.6, distance: beyondReach, directionInDevice: nil), for: h)
         #expect(far.convergence?.status.reasons.contains(.insufficientSignalStrength) == true)
     }
@@ -211,7 +211,7 @@ struct ScenarioTests {
         var engine = FusionEngine()
         let h = engine.register(objectID: "tag")
         _ = engine.ingest(DevicePose(timestamp: 0, positionInWorld: Vector3(0, 1.4, 0), worldFromDevice: .identity))
-        let reach = FusionOptions().maximumRange
+        let reach = FusionOptions().coaching.maximumRange
         func signalLost(_ t: Double, _ r: Double) -> Bool {
             let e = engine.ingest(UWBMeasurement(timestamp: t, distance: r, directionInDevice: nil), for: h)
             return e.convergence?.status.reasons.contains(.insufficientSignalStrength) == true

@@ -6,7 +6,7 @@ import NearbyFusionSimulation
 import Testing
 import TestHelpers
 
-/// The IMM's optional third model, a steady walk (`FusionOptions.steadyAccelerationIntensity`,
+/// The IMM's optional third model, a steady walk (`FusionOptions.motion.steadyAccelerationIntensity`,
 /// `--steady-walk`). Every run is seeded.
 @Suite("steady walking model")
 struct SteadyWalkTests {
@@ -28,7 +28,7 @@ struct SteadyWalkTests {
         // Predict with no time passing: no transitions, no motion; only the mixing acts
         // (each model mixes only with itself), so the combination is the three as they were.
         let before = imm
-        imm.predict(seconds: 0, prior: FusionOptions().peerMotionPrior, hint: .unknown, accelerationIntensity: Vector3(0.5, 0.05, 0.5),
+        imm.predict(seconds: 0, prior: FusionOptions().motion.peerMotionPrior, hint: .unknown, accelerationIntensity: Vector3(0.5, 0.05, 0.5),
                     velocityPriorVariance: 1, addedPositionVariance: 0, steady: Self.steady)
         #expect(imm.hasSteadyModel)
         #expect(abs(imm.steadyProbability - 0.2) < 1e-12 && abs(imm.manoeuvringProbability - 0.3) < 1e-12)
@@ -57,11 +57,11 @@ struct SteadyWalkTests {
         imm.steadyProbability = 0.25
         imm.manoeuvringProbability = 0.25
         var still = imm
-        still.predict(seconds: 0.1, prior: FusionOptions().peerMotionPrior, hint: .stationary, accelerationIntensity: Vector3(0.5, 0.05, 0.5),
+        still.predict(seconds: 0.1, prior: FusionOptions().motion.peerMotionPrior, hint: .stationary, accelerationIntensity: Vector3(0.5, 0.05, 0.5),
                       velocityPriorVariance: 1, addedPositionVariance: 0, steady: Self.steady)
         #expect(still.movingProbability == 0)
         var moving = imm
-        moving.predict(seconds: 0.1, prior: FusionOptions().peerMotionPrior, hint: .moving, accelerationIntensity: Vector3(0.5, 0.05, 0.5),
+        moving.predict(seconds: 0.1, prior: FusionOptions().motion.peerMotionPrior, hint: .moving, accelerationIntensity: Vector3(0.5, 0.05, 0.5),
                        velocityPriorVariance: 1, addedPositionVariance: 0, steady: Self.steady)
         #expect(abs(moving.movingProbability - 1) < 1e-12)
         let range = RangeModel(antennaInWorld: .zero, standardDeviation: 0.06, gate: 6.63)
@@ -74,8 +74,8 @@ struct SteadyWalkTests {
     @Test func offByDefault() {
         #expect(FusionOptions().steadyMotion == nil)
         var o = FusionOptions()
-        o.steadyAccelerationIntensity = 0.1
-        #expect(o.steadyMotion?.accelerationIntensity == Vector3(0.1, o.verticalAccelerationIntensity, 0.1))
+        o.motion.steadyAccelerationIntensity = 0.1
+        #expect(o.steadyMotion?.accelerationIntensity == Vector3(0.1, o.motion.verticalAccelerationIntensity, 0.1))
     }
 
     /// On `walking-peer` (0.3 m/s, seeds 1–6) the steady model locates the walker better and
@@ -83,7 +83,7 @@ struct SteadyWalkTests {
     /// 1.50° → 1.22°, `moving` 66 % → 85 %).
     @Test func aSteadyWalkerIsFollowedBetter() {
         var on = FusionOptions()
-        on.steadyAccelerationIntensity = 0.1
+        on.motion.steadyAccelerationIntensity = 0.1
         var anglesOff: [Double] = [], anglesOn: [Double] = []
         var scoreOff = MotionReportScore(), scoreOn = MotionReportScore()
         for seed: UInt64 in 1...6 {

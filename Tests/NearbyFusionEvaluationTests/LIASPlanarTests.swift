@@ -171,17 +171,17 @@ struct LIASPlanarTests {
         let unbiased = try #require(pooled.meanNEES)
         #expect(unbiased > 100, "NEES \(unbiased)")
         var options = FusionOptions()
-        options.rangeBiasStandardDeviation = 0.1
+        options.sensors.rangeBiasStandardDeviation = 0.1
         let considered = try RecordingEvaluation.evaluate(path: path, options: options)
         #expect(considered.objects.allSatisfy { ($0.availability["worldTransform"] ?? 0) == 0 })
         let consideredAngles = try #require(RecordingEvaluation.pooled(considered.objects, name: "lias").horizontalAngleErrorDegrees)
         #expect(consideredAngles.median <= 1.5 && consideredAngles.p95 <= 6)
         var translated = DriftGeometryTests.translation
-        translated.rangeBiasStandardDeviation = 0.1
+        translated.sensors.rangeBiasStandardDeviation = 0.1
         let nees = try #require(RecordingEvaluation.pooled(try RecordingEvaluation.evaluate(path: path, options: translated).objects,
                                                            name: "lias").meanNEES)
         #expect(nees < 40, "NEES \(nees) with a 0.1 m bias considered and the drift as a translation")
-        options.rangeBiasStandardDeviation = 0.2
+        options.sensors.rangeBiasStandardDeviation = 0.2
         let honest = try RecordingEvaluation.evaluate(path: path, options: options)
         #expect(honest.objects.allSatisfy { ($0.availability["worldTransform"] ?? 0) == 0 })
         #expect(RecordingEvaluation.pooled(honest.objects, name: "lias").falseConvergedRate ?? 0 == 0)

@@ -99,14 +99,14 @@ struct MotionReportTests {
     }
 
     /// `stationary` is said only once the still mode holds 95 %
-    /// (`FusionOptions.stationaryDecisionProbability`; `moving` at 80 %): the shipped picked-up
+    /// (`FusionOptions.motion.stationaryDecisionProbability`; `moving` at 80 %): the shipped picked-up
     /// tag is never said to lie still while carried (at 80 % it was, at 12.91 s), the walking
     /// friend of 6 seeds is said `moving` on more of its updates, and nothing else changes —
     /// the estimates, their covariances and the status are the same at both thresholds.
     @Test func stationaryIsSaidOnlyWhenTheStillModeIsLikely() throws {
         let path = TestSupport.datasets.appendingPathComponent("tag-picked-up.jsonl").path
         var eager = FusionOptions()
-        eager.stationaryDecisionProbability = 0.8
+        eager.motion.stationaryDecisionProbability = 0.8
         let now = try #require(try RecordingEvaluation.evaluate(path: path).objects.first?.motionReport)
         let before = try #require(try RecordingEvaluation.evaluate(path: path, options: eager).objects.first?.motionReport)
         #expect(now.stationaryWhileMoving == 0 && before.stationaryWhileMoving == 1, "\(now) \(before)")
@@ -123,7 +123,7 @@ struct MotionReportTests {
     }
 }
 
-/// `FusionOptions.considersDriftGeometry` (the default): the systematic VIO drift considered
+/// `FusionOptions.acquisition.considersDriftGeometry` (the default): the systematic VIO drift considered
 /// through the acquisition's geometry instead of as a translation, at `f²/3` per axis for a
 /// drift of `f` per metre in a direction nobody knows.
 @Suite("drift considered through the geometry")
@@ -133,8 +133,8 @@ struct DriftGeometryTests {
     /// a drifting path distorts the range-only solution more than it translates it.
     static var translation: FusionOptions {
         var o = FusionOptions()
-        o.considersDriftGeometry = false
-        o.vioDriftFraction = 0.005 * 3.0.squareRoot()
+        o.acquisition.considersDriftGeometry = false
+        o.acquisition.vioDriftFraction = 0.005 * 3.0.squareRoot()
         return o
     }
 
@@ -143,7 +143,7 @@ struct DriftGeometryTests {
     /// (1.55–4.93), and the angles are no worse than with the translation, whose NEES is above
     /// it (a drifting path distorts the range-only solution more than it translates it).
     @Test func behindTheUserTheDriftIsConsideredThroughTheGeometry() {
-        #expect(FusionOptions().considersDriftGeometry)
+        #expect(FusionOptions().acquisition.considersDriftGeometry)
         var neesOff: [Double] = [], neesOn: [Double] = [], anglesOff: [Double] = [], anglesOn: [Double] = []
         for seed in 1...8 {
             let off = ScenarioRun(ScenarioCatalogue.behindUser(seed: UInt64(seed)), options: Self.translation)
@@ -198,8 +198,8 @@ struct DriftGeometryTests {
         }
         let f = 0.005
         var considered = FusionOptions(), none = FusionOptions()
-        considered.vioDriftFraction = f
-        none.vioDriftFraction = 0
+        considered.acquisition.vioDriftFraction = f
+        none.acquisition.vioDriftFraction = 0
         let still = window(drift: .zero)
         let base = solve(still, options: none)
         let predicted = solve(still, options: considered).covariance - base.covariance

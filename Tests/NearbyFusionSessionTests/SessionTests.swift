@@ -175,12 +175,12 @@ struct SessionTests {
             return try #require(last?.estimate.convergence).status.reasons
         }
         var short = FusionOptions()
-        short.maximumRange = 1
+        short.coaching.maximumRange = 1
         #expect(try reasons(short).contains(.insufficientSignalStrength))
         #expect(try !reasons(nil).contains(.insufficientSignalStrength))
         let session = NISession(source: ManualSource())
-        session.fusionOptions.rangeBiasStandardDeviation = 0.2
-        #expect(session.fusionOptions.rangeBiasStandardDeviation == 0.2)
+        session.fusionOptions.sensors.rangeBiasStandardDeviation = 0.2
+        #expect(session.fusionOptions.sensors.rangeBiasStandardDeviation == 0.2)
         session.invalidate()
     }
 

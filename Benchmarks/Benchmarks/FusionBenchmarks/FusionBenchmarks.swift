@@ -54,9 +54,9 @@ let benchmarks: @Sendable () -> Void = {
     for steady in [false, true] {
         let fixture = TrackingFixture()
         var configured = FusionOptions()
-        if steady { configured.steadyAccelerationIntensity = 0.1 }
+        if steady { configured.motion.steadyAccelerationIntensity = 0.1 }
         let options = configured
-        let prior = steady ? options.peerMotionPrior : options.accessoryMotionPrior
+        let prior = steady ? options.motion.peerMotionPrior : options.motion.accessoryMotionPrior
         let state = Box((imm: InteractingMultipleModel(positionInWorld: Vector3(-1.5, 1.0, -4.8),
                                                        positionCovariance: .scaledIdentity(0.03 * 0.03),
                                                        velocityPriorVariance: 1, movingProbability: prior.initialMovingProbability), k: 0))

@@ -12,9 +12,9 @@ import Foundation
     /// The horizontal position is determined (the bearing, and the position across the line
     /// of sight): the horizontal angle may be published, and the horizontal sweep is done.
     public var horizontalResolved: Bool
-    /// The bearing alone is determined (its σ within ``FusionOptions/horizontalAngleThreshold``,
+    /// The bearing alone is determined (its σ within ``FusionOptions/Coaching/horizontalAngleThreshold``,
     /// the device having moved): the horizontal angle may be published where
-    /// ``FusionOptions/publishesAngleByBearingAlone`` says so, before the position across the
+    /// ``FusionOptions/Coaching/publishesAngleByBearingAlone`` says so, before the position across the
     /// line of sight is resolved.
     public var bearingResolved: Bool
     /// The height is determined (category established and σ small).
@@ -91,9 +91,9 @@ import Foundation
                               movementAlreadySufficient: Bool = false, movingShare: Double = 0,
                               previous: (horizontal: Bool, vertical: Bool), previousCategory: VerticalDirectionEstimate = .unknown,
                               previousBearing: Bool = false, options: FusionOptions) -> ConvergenceAssessment {
-        let tau = options.levelTolerance
+        let tau = options.coaching.levelTolerance
         let m = MixtureStatistics(mixture, antennaInWorld: a, levelTolerance: tau)
-        let category = verticalCategory(m, previous: previousCategory, probability: options.verticalProbability, levelTolerance: tau)
+        let category = verticalCategory(m, previous: previousCategory, probability: options.coaching.verticalProbability, levelTolerance: tau)
 
         // Decompose uncertainty in the line-of-sight frame: e_⊥ (horizontal, across the line
         // of sight: it moves the horizontal angle), e_∥ (horizontal, along it) and up. Along
@@ -106,17 +106,17 @@ import Foundation
         let across = Vector3(-along.z, 0, along.x)
 
         let distance = (m.meanInWorld - a).length
-        let hScale = (previous.horizontal ? options.hysteresis : 1)
-        let vScale = (previous.vertical ? options.hysteresis : 1)
-        // A moving object (``FusionOptions/movingPositionThreshold``) is held to what tracking
+        let hScale = (previous.horizontal ? options.coaching.hysteresis : 1)
+        let vScale = (previous.vertical ? options.coaching.hysteresis : 1)
+        // A moving object (``FusionOptions/Coaching/movingPositionThreshold``) is held to what tracking
         // it can give, an object that may be moving to the mean square of the two thresholds
         // weighted by that probability: T = √((1 − w) T_s² + w T_m²). The angle threshold stays.
         let w = min(max(movingShare, 0), 1)
-        let fromDistance = options.positionThresholdFractionOfDistance * distance
-        var horizontalLimit = max(options.horizontalPositionThreshold, fromDistance)
-        var verticalLimit = max(options.verticalPositionThreshold, fromDistance)
+        let fromDistance = options.coaching.positionThresholdFractionOfDistance * distance
+        var horizontalLimit = max(options.coaching.horizontalPositionThreshold, fromDistance)
+        var verticalLimit = max(options.coaching.verticalPositionThreshold, fromDistance)
         if w > 0 {
-            let moving = options.movingPositionThreshold
+            let moving = options.coaching.movingPositionThreshold
             let hMoving = max(horizontalLimit, moving), vMoving = max(verticalLimit, moving)
             horizontalLimit = ((1 - w) * horizontalLimit * horizontalLimit + w * hMoving * hMoving).squareRoot()
             verticalLimit = ((1 - w) * verticalLimit * verticalLimit + w * vMoving * vMoving).squareRoot()
@@ -129,28 +129,28 @@ import Foundation
         let spreadH = m.horizontalSpread.quadraticForm(across).squareRoot()
         let spreadV = (m.horizontalSpread.quadraticForm(along) + m.verticalSpread).squareRoot()
 
-        let horizontalResolved = m.bearingSigma <= options.horizontalAngleThreshold * hScale
+        let horizontalResolved = m.bearingSigma <= options.coaching.horizontalAngleThreshold * hScale
             && max(local.horizontal, spreadH) <= horizontalLimit
-        let bearingResolved = m.bearingSigma <= options.horizontalAngleThreshold * (previousBearing ? options.hysteresis : 1)
+        let bearingResolved = m.bearingSigma <= options.coaching.horizontalAngleThreshold * (previousBearing ? options.coaching.hysteresis : 1)
         let categoryEstablished = category == .same || category == .above || category == .below
         let verticalResolved = categoryEstablished
             && max(local.vertical, spreadV) <= verticalLimit
 
         // Movement latches: once the device has moved enough, what it gathered stays.
-        let extent = movementAlreadySufficient ? options.minimumMovement
+        let extent = movementAlreadySufficient ? options.coaching.minimumMovement
             : max(SymmetricEigen3.largestEigenvalue(movement.covariance), 0).squareRoot()
 
         var reasons: ConvergenceReasons = []
-        if extent < options.minimumMovement {
+        if extent < options.coaching.minimumMovement {
             reasons.insert(.insufficientMovement)
         } else {
             if !horizontalResolved { reasons.insert(.insufficientHorizontalSweep) }
             if !verticalResolved { reasons.insert(.insufficientVerticalSweep) }
         }
         return ConvergenceAssessment(
-            meanInWorld: m.meanInWorld, reasons: reasons, horizontalResolved: horizontalResolved && extent >= options.minimumMovement,
-            bearingResolved: bearingResolved && extent >= options.minimumMovement,
-            verticalResolved: verticalResolved && extent >= options.minimumMovement,
+            meanInWorld: m.meanInWorld, reasons: reasons, horizontalResolved: horizontalResolved && extent >= options.coaching.minimumMovement,
+            bearingResolved: bearingResolved && extent >= options.coaching.minimumMovement,
+            verticalResolved: verticalResolved && extent >= options.coaching.minimumMovement,
             horizontalAngleStandardDeviation: m.bearingSigma, verticalCategory: category,
             probabilityAbove: m.above, probabilityBelow: m.below, probabilitySame: m.same,
             principalAxes: local.axes, movementExtent: extent)

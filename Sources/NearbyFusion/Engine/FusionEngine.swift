@@ -31,7 +31,7 @@ public struct FusionEngine: Sendable {
     /// travel 1.8 m (0.7 m of true hand tremor), `coached-sweep` 6.8 m for 6.0 m and
     /// `long-session` 327 m for 269 m; the chords give 0.0, 5.6 and 245 m. Drift grows with
     /// the distance the device really travels: the per-metre allowances
-    /// (``FusionOptions/driftVariancePerMetre``, ``FusionOptions/vioDriftFraction``) read this.
+    /// (``FusionOptions/Motion/driftVariancePerMetre``, ``FusionOptions/Acquisition/vioDriftFraction``) read this.
     private var pathLength = 0.0
     private var pathAnchor: Vector3?
     /// How far the device has travelled while VIO tracked normally, metres (the chords of at
@@ -93,7 +93,7 @@ public struct FusionEngine: Sendable {
     /// the motion model until the app says `unknown`. A moving object that has a direction
     /// is tracked from its next range and direction instead of being located as a static one;
     /// one that has none (a Channel Sounding tag) is not fused while it moves, and is acquired
-    /// afresh once it stops, from where it was (``FusionOptions/carrySpeed``).
+    /// afresh once it stops, from where it was (``FusionOptions/Carry/speed``).
     public mutating func updateMotionState(_ state: MotionActivityState, for handle: ObjectHandle) {
         objects[handle.index].motionHint = state
     }
@@ -150,7 +150,7 @@ public struct FusionEngine: Sendable {
 
     private func lightingLimited(_ pose: DevicePose) -> Bool {
         if case .limited(.insufficientFeatures) = pose.tracking { return true }
-        if let lux = pose.ambientIntensity, lux < optionsBox.options.minimumAmbientIntensity { return true }
+        if let lux = pose.ambientIntensity, lux < optionsBox.options.coaching.minimumAmbientIntensity { return true }
         return false
     }
 

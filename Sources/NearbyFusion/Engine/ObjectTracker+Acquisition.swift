@@ -10,7 +10,7 @@ extension ObjectTracker {
                                   options o: FusionOptions) -> Bool {
         // The random walk absorbs VIO drift; an object that may move is followed by its batch's
         // velocity (`BatchRefinement.refineMoving(_:window:now:start:options:addedVariance:)`).
-        let q = o.accessoryRandomWalk * dt + o.driftVariancePerMetre * ds
+        let q = o.motion.accessoryRandomWalk * dt + o.motion.driftVariancePerMetre * ds
         mixture.predict(addedVariance: q)
         processVarianceSinceInitialisation += q
         if entry.hasRange || entry.direction != .none {
@@ -19,7 +19,7 @@ extension ObjectTracker {
             window.append(stored)
         }
         updatesSinceRefinement += 1
-        if updatesSinceRefinement >= o.batchRefinementInterval {
+        if updatesSinceRefinement >= o.acquisition.batchRefinementInterval {
             let added = acquisitionAddedVariance(pathLength: pathLength, options: o)
             if mayMove {
                 // An object that may walk: its position now and a velocity, from the whole window.
@@ -38,7 +38,7 @@ extension ObjectTracker {
     func bankExplains(_ r: Double, from a: Vector3, options o: FusionOptions) -> Bool {
         let model = o.rangeModel(from: a, measured: r)
         for h in mixture.hypotheses where h.logWeight > log(0.01) {
-            if model.normalizedInnovationSquared(r, at: h.meanInWorld, covariance: h.covariance) <= o.rangeGate {
+            if model.normalizedInnovationSquared(r, at: h.meanInWorld, covariance: h.covariance) <= o.gating.rangeGate {
                 return true
             }
         }
@@ -61,7 +61,7 @@ extension ObjectTracker {
     /// classic failure of range-only tracking filters, while the batch re-linearises the
     /// window at every update and stayed within decimetres.
     mutating func settleIfResolved(options o: FusionOptions, directionless: Bool) {
-        mixture.pruneAndMerge(minimumWeight: o.acquisitionPruneWeight, mergeDistanceSquared: 0)
+        mixture.pruneAndMerge(minimumWeight: o.acquisition.acquisitionPruneWeight, mergeDistanceSquared: 0)
         if mayMove && directionless { return }
         let resolved = coaching.previousResolution
         if resolved.horizontal && resolved.vertical, let cluster = mixture.dominantCluster(mahalanobisSquared: 9),
@@ -73,10 +73,10 @@ extension ObjectTracker {
                                     crossCovariance: c.positionVelocityCovariance, velocityCovariance: c.velocityCovariance)
                 : nil
             startTracking(meanInWorld: c.meanInWorld, covariance: c.covariance, options: o, kinematics: kinematics)
-            // A considered range bias stays after the hand-over (``FusionOptions/rangeBiasStandardDeviation``):
+            // A considered range bias stays after the hand-over (``FusionOptions/Sensors/rangeBiasStandardDeviation``):
             // the IMM weighs every range as independent, and a bias does not average out.
-            considersRangeBias = o.rangeBiasStandardDeviation > 0
-            consideredCovariance = o.rangeBiasStandardDeviation * o.rangeBiasStandardDeviation
+            considersRangeBias = o.sensors.rangeBiasStandardDeviation > 0
+            consideredCovariance = o.sensors.rangeBiasStandardDeviation * o.sensors.rangeBiasStandardDeviation
                 * Matrix3.outer(c.rangeBiasSensitivity, c.rangeBiasSensitivity)
         }
     }
@@ -84,9 +84,9 @@ extension ObjectTracker {
     /// The variance, m², the batch adds to each refined hypothesis for the VIO drift since the
     /// window began: a third of the random walk predicted since (its average over the window)
     /// plus, for a fixed point, the systematic drift — considered through the acquisition's
-    /// geometry (``FusionOptions/considersDriftGeometry``, the default: the batch adds it) or,
+    /// geometry (``FusionOptions/Acquisition/considersDriftGeometry``, the default: the batch adds it) or,
     /// without, as a translation by half the drift over the path travelled since, `f L / 2`
-    /// in a direction nobody knows: `(f L / 2)² / 3` per axis (``FusionOptions/vioDriftFraction``).
+    /// in a direction nobody knows: `(f L / 2)² / 3` per axis (``FusionOptions/Acquisition/vioDriftFraction``).
     ///
     /// An object that may move is fitted with a velocity (`BatchRefinement.refineMoving(_:window:now:start:options:addedVariance:)`),
     /// and a drift that grows with the path — at a steady rate while the user walks steadily —
@@ -98,14 +98,14 @@ extension ObjectTracker {
     @inline(__always)
     func acquisitionAddedVariance(pathLength: Double, options o: FusionOptions) -> Double {
         guard !mayMove else { return processVarianceSinceInitialisation / 3 }
-        // Considered through the geometry instead (``FusionOptions/considersDriftGeometry``).
-        if o.considersDriftGeometry { return processVarianceSinceInitialisation / 3 }
+        // Considered through the geometry instead (``FusionOptions/Acquisition/considersDriftGeometry``).
+        if o.acquisition.considersDriftGeometry { return processVarianceSinceInitialisation / 3 }
         return processVarianceSinceInitialisation / 3 + o.driftTranslationVariance(pathMetres: pathLength - pathLengthAtInitialisation)
     }
 
     /// Forgets the estimate of an object no direction reaches that the app says moves,
     /// keeping where it was (its moments) and since when: the prior of its acquisition once it
-    /// stops (``FusionOptions/carrySpeed``). (Out of line: the steady-state update never
+    /// stops (``FusionOptions/Carry/speed``). (Out of line: the steady-state update never
     /// comes here.)
     @inline(never)
     mutating func dropWhileCarried(at t: Double) {
@@ -118,11 +118,11 @@ extension ObjectTracker {
     }
 
     /// Weights freshly tiled hypotheses by where the object was when the app said it started
-    /// to move (``carryOrigin``; ``FusionOptions/carrySpeed``): tile `i` by
+    /// to move (``carryOrigin``; ``FusionOptions/Carry/speed``): tile `i` by
     /// `N(μᵢ; μ₀, Pᵢ + P₀ + (v T)²/3 I)`, `T` the seconds since, the chance that a point
     /// carried at up to `v` from `N(μ₀, P₀)` for `T` seconds lies in the tile.
     mutating func weighByCarryOrigin(at t: Double, options o: FusionOptions) {
-        guard let origin = carryOrigin, o.carrySpeed > 0 else { return }
+        guard let origin = carryOrigin, o.carry.speed > 0 else { return }
         let spread = origin.covariance + Matrix3.scaledIdentity(o.carryDisplacementVariance(seconds: t - origin.since))
         mixture.reweighPriors { h in logGaussianDensity(h.meanInWorld, mean: origin.meanInWorld, covariance: spread + h.covariance) }
     }

@@ -10,13 +10,13 @@ extension ObjectTracker {
     @inline(__always)
     mutating func publishSmoothedDistance(into estimate: inout NearbyObjectEstimate, at t: Double, raw: Double?,
                                                   reference: Double?, context: Context, options: FusionOptions) {
-        let usable = raw.flatMap { $0 <= options.maximumRange ? $0 : nil }
+        let usable = raw.flatMap { $0 <= options.coaching.maximumRange ? $0 : nil }
         // (A range beyond reach, before any other, is passed on as the radio gave it.)
         estimate.distance = distanceSmoother.update(
             at: t, range: usable, reference: reference, generation: estimateGeneration,
             density: context.optionsBox.rangeErrorDensity, variance: options.rangeVariance(measured: usable ?? 0),
-            residualIntensity: options.distanceResidualAccelerationIntensity, freeIntensity: options.accelerationIntensity,
-            minimumInterval: options.minimumFusionInterval) ?? estimate.distance
+            residualIntensity: options.channelSounding.distanceResidualAccelerationIntensity, freeIntensity: options.motion.accelerationIntensity,
+            minimumInterval: options.sensors.minimumFusionInterval) ?? estimate.distance
     }
 
     /// Convergence and outputs from the estimate after fusion.
@@ -30,7 +30,7 @@ extension ObjectTracker {
         // ghost beyond it among good ranges is not (eee_01's anchor100, converged at 29 m,
         // flashed `insufficientSignalStrength` on each 60–69 m multipath reading).
         let signalAge = t - (lastUsableRangeTime ?? firstUpdateTime ?? t)
-        if signalAge > options.signalTimeout { reasons.insert(.insufficientSignalStrength) }
+        if signalAge > options.coaching.signalTimeout { reasons.insert(.insufficientSignalStrength) }
         let motionNow = decideMotion(options)
         estimate.motion = motionNow
         guard !mixture.isEmpty else {
@@ -45,15 +45,15 @@ extension ObjectTracker {
                                                     previous: coaching.previousResolution,
                                                     previousCategory: coaching.lastAssessment?.verticalCategory ?? .unknown,
                                                     previousBearing: coaching.previousBearing, options: options)
-        if (probationRangesLeft > 0 || rangesRunShort(options)) && assessment.movementExtent >= options.minimumMovement {
+        if (probationRangesLeft > 0 || rangesRunShort(options)) && assessment.movementExtent >= options.coaching.minimumMovement {
             // On probation (re-solved after its ranges ran long, see `fuse`), or while its
-            // ranges run short (``FusionOptions/approachRangeWindow``): nothing is resolved —
+            // ranges run short (``FusionOptions/ChannelSounding/approachRangeWindow``): nothing is resolved —
             // a tag carried away or toward the user would otherwise be shown where it was.
             assessment.horizontalResolved = false
             assessment.bearingResolved = false
             assessment.reasons.insert(.insufficientHorizontalSweep)
         }
-        if assessment.movementExtent >= options.minimumMovement { coaching.movementSufficient = true }
+        if assessment.movementExtent >= options.coaching.minimumMovement { coaching.movementSufficient = true }
         coaching.previousResolution = (assessment.horizontalResolved, assessment.verticalResolved)
         coaching.previousBearing = assessment.bearingResolved
         coaching.lastAssessment = assessment
@@ -63,9 +63,9 @@ extension ObjectTracker {
         estimate.convergence = AlgorithmConvergence(status: status)
         let mean = assessment.meanInWorld
         // The angle: once the horizontal position is resolved, or (Channel Sounding,
-        // ``FusionOptions/publishesAngleByBearingAlone``) once the bearing alone is, while the
+        // ``FusionOptions/Coaching/publishesAngleByBearingAlone``) once the bearing alone is, while the
         // horizontal sweep asked for `worldTransform` may still stand.
-        let horizontalAvailable = options.publishesAngleByBearingAlone
+        let horizontalAvailable = options.coaching.publishesAngleByBearingAlone
             ? reasons.subtracting(.insufficientHorizontalSweep).isDisjoint(with: .withholdingHorizontal) && assessment.bearingResolved
             : reasons.isDisjoint(with: .withholdingHorizontal) && assessment.horizontalResolved
         if horizontalAvailable {
@@ -87,14 +87,14 @@ extension ObjectTracker {
             estimate.distance = fusedDistance(from: antennaInWorld)
         }
         // A tracked Channel Sounding object that converged and has not been converged for
-        // ``FusionOptions/channelSoundingReacquireSeconds`` is acquired afresh at its next
+        // ``FusionOptions/ChannelSounding/reacquireSeconds`` is acquired afresh at its next
         // range (`fuse`): one Gaussian fed ranges alone cannot come back across the line of
         // sight. Not while the app says it keeps still.
         if phase == .tracking, hasConverged, ranging == .bluetoothChannelSounding, !status.isConverged,
-           motionHint != .stationary, options.channelSoundingReacquireSeconds > 0 {
+           motionHint != .stationary, options.channelSounding.reacquireSeconds > 0 {
             let since = unconvergedSince ?? t
             unconvergedSince = since
-            if t - since >= options.channelSoundingReacquireSeconds { reacquires = true }
+            if t - since >= options.channelSounding.reacquireSeconds { reacquires = true }
         } else {
             unconvergedSince = nil
         }
@@ -126,7 +126,7 @@ extension ObjectTracker {
     mutating func movingShare(_ motionNow: MotionActivityState, options: FusionOptions) -> Double {
         if holdsMovingThresholds(motionNow, options: options) { return 1 }
         guard phase == .tracking else { return 0 }
-        switch motion.certainMode(options.modeCertainty) {
+        switch motion.certainMode(options.motion.modeCertainty) {
         case .moving?: return 1
         case .stationary?: return 0
         case nil: return motion.movingProbability
@@ -134,9 +134,9 @@ extension ObjectTracker {
     }
 
     /// Whether the convergence analysis judges this object's position by a moving object's
-    /// thresholds (``FusionOptions/movingPositionThreshold``): from the first update reported
+    /// thresholds (``FusionOptions/Coaching/movingPositionThreshold``): from the first update reported
     /// `moving` of an object that may move, until its stationary model alone is published
-    /// (probability ≥ ``FusionOptions/modeCertainty``) or the estimate starts over. The
+    /// (probability ≥ ``FusionOptions/Motion/modeCertainty``) or the estimate starts over. The
     /// published covariance is the IMM's combination while neither mode is certain, and it
     /// carries the moving mode's share whatever the reported motion says: judging it by a
     /// still object's thresholds as soon as the report turned `stationary` flipped a walking
@@ -148,7 +148,7 @@ extension ObjectTracker {
             return false
         }
         if motionNow == .moving { coaching.movingThresholdsHeld = true }
-        else if motion.certainMode(options.modeCertainty) == .stationary { coaching.movingThresholdsHeld = false }
+        else if motion.certainMode(options.motion.modeCertainty) == .stationary { coaching.movingThresholdsHeld = false }
         return coaching.movingThresholdsHeld
     }
 

@@ -51,9 +51,9 @@ extension ObjectTracker {
         return restarts.rangesTrendAway(adding: nu, options: o)
     }
 
-    /// Whether at least ``FusionOptions/approachRangeCount`` of a Channel Sounding object's
-    /// last ``FusionOptions/approachRangeWindow`` (≤ 8) normalised range innovations lie below
-    /// −``FusionOptions/approachThreshold`` (`shortRangeBits`, one bit per innovation, newest
+    /// Whether at least ``FusionOptions/ChannelSounding/approachRangeCount`` of a Channel Sounding object's
+    /// last ``FusionOptions/ChannelSounding/approachRangeWindow`` (≤ 8) normalised range innovations lie below
+    /// −``FusionOptions/ChannelSounding/approachThreshold`` (`shortRangeBits`, one bit per innovation, newest
     /// in bit 0): ranges running short. (Inlined: an outlined call
     /// from `publish` copied the whole tracker, +190 instructions per UWB update.)
     @inline(__always)
@@ -62,7 +62,7 @@ extension ObjectTracker {
     }
 
     /// Takes the excess `e = z − ‖p_s − a‖` of a range over the still model's prediction and
-    /// says whether the last eight run away smoothly (``FusionOptions/runAwayStep``): every
+    /// says whether the last eight run away smoothly (``FusionOptions/Gating/runAwayStep``): every
     /// `|eₖ − eₖ₋₁| ≤ step`, `e₈ − e₁ ≥ rise`, and each half rising too, `e₄ − e₁ ≥ rise/4`
     /// and `e₈ − e₅ ≥ rise/4` (a flat run that ends in the onset of a small multipath burst,
     /// +0.2 then +0.5 m, passed the first two four times in 400 minutes of `long-session`

@@ -6,7 +6,7 @@ extension ObjectTracker {
     /// `q Δt + k_d Δs` for VIO drift), then range and direction corrections of both models,
     /// then the mode probabilities. The mixture mirrors the published position
     /// (`InteractingMultipleModel.published(certainty:)`), its covariance plus the share a
-    /// considered range bias had at the hand-over (``FusionOptions/rangeBiasStandardDeviation``).
+    /// considered range bias had at the hand-over (``FusionOptions/Sensors/rangeBiasStandardDeviation``).
     ///
     /// An object expected to keep still, ranged by UWB on a device that measures no
     /// direction, is held stationary unless the app says otherwise: ranges alone cannot tell its motion from
@@ -20,9 +20,9 @@ extension ObjectTracker {
     mutating func track(_ entry: WindowEntry, dt: Double, ds: Double, rangesAlone: Bool,
                                 options o: FusionOptions) -> Bool {
         let hint = motionHint == .unknown && !mayMove && rangesAlone ? .stationary : motionHint
-        let q = o.accessoryRandomWalk * dt + o.driftVariancePerMetre * ds
+        let q = o.motion.accessoryRandomWalk * dt + o.motion.driftVariancePerMetre * ds
         motion.predict(seconds: dt, prior: motionPrior(o), hint: hint, accelerationIntensity: o.accelerationIntensities,
-                    velocityPriorVariance: o.velocityPriorStandardDeviation * o.velocityPriorStandardDeviation,
+                    velocityPriorVariance: o.motion.velocityPriorStandardDeviation * o.motion.velocityPriorStandardDeviation,
                     addedPositionVariance: q, steady: o.steadyMotion)
         var rangeAccepted = false
         let a = entry.antennaInWorld, rotation = entry.worldFromDevice
@@ -44,24 +44,24 @@ extension ObjectTracker {
         }
         if entry.hasRange {
             rangeAccepted = motion.update(model: o.rangeModel(from: a, measured: entry.rangeMetres),
-                                       measured: entry.rangeMetres, outlierProbability: o.outlierProbability,
-                                       outlierSpan: o.rangeOutlierSpan, stationaryGate: stationaryGate)
+                                       measured: entry.rangeMetres, outlierProbability: o.gating.outlierProbability,
+                                       outlierSpan: o.gating.rangeOutlierSpan, stationaryGate: stationaryGate)
         }
         switch entry.direction {
         case .none: break
         case .azimuth:
             _ = motion.update(model: o.azimuthModel(from: a, worldFromDevice: rotation),
-                           measured: entry.angles.x, outlierProbability: o.outlierProbability, outlierSpan: o.angleOutlierSpan)
+                           measured: entry.angles.x, outlierProbability: o.gating.outlierProbability, outlierSpan: o.gating.angleOutlierSpan)
         case .azimuthElevation:
             _ = motion.update(model: o.directionModel(from: a, worldFromDevice: rotation),
-                           measured: entry.angles, outlierProbability: o.outlierProbability, outlierSpan: o.angleOutlierSpan)
+                           measured: entry.angles, outlierProbability: o.gating.outlierProbability, outlierSpan: o.gating.angleOutlierSpan)
         }
         motion.updateModeProbabilities(hint: hint)
         // A range let through to the moving model because the ranges run away counts as
         // rejected (toward a restart, see `rejectionCallsForARestart`) until the moving model
         // is the likelier: a carry too slow to turn the modes is still caught by the restart.
         if runsAway && motion.movingProbability < 0.5 { rangeAccepted = false }
-        let published = motion.publishedPosition(certainty: o.modeCertainty)
+        let published = motion.publishedPosition(certainty: o.motion.modeCertainty)
         publishedVelocity = published.velocityInWorld
         mixture.reset(meanInWorld: published.positionInWorld,
                       covariance: considersRangeBias ? published.positionCovariance + consideredCovariance : published.positionCovariance)
@@ -81,8 +81,8 @@ extension ObjectTracker {
         let d = rotation.rotate(DeviceAngles.direction(azimuth: alpha, elevation: epsilon))
         let dAlpha = rotation.rotate(Vector3(cos(epsilon) * cos(alpha), 0, cos(epsilon) * sin(alpha)))
         let dEpsilon = rotation.rotate(Vector3(-sin(epsilon) * sin(alpha), cos(epsilon), sin(epsilon) * cos(alpha)))
-        let sa = r * o.azimuthStandardDeviation, se = r * o.elevationStandardDeviation
-        let covariance = (o.rangeStandardDeviation * o.rangeStandardDeviation) * Matrix3.outer(d, d)
+        let sa = r * o.sensors.azimuthStandardDeviation, se = r * o.sensors.elevationStandardDeviation
+        let covariance = (o.sensors.rangeStandardDeviation * o.sensors.rangeStandardDeviation) * Matrix3.outer(d, d)
             + (sa * sa) * Matrix3.outer(dAlpha, dAlpha) + (se * se) * Matrix3.outer(dEpsilon, dEpsilon)
         resetEstimate()
         window.removeAll()

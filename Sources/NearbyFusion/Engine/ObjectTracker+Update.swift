@@ -72,13 +72,13 @@ extension ObjectTracker {
         // Read once: each read of `context.options` copies the ~500-byte struct out of its box
         // (four copies per update were 2.5 % of a steady-state update's instructions).
         let options = context.options
-        let antennaInWorld = devicePose.positionInWorld + devicePose.worldFromDevice.rotate(options.antennaOffsetInDevice)
-        if let r = rawDistance, r <= options.maximumRange { lastUsableRangeTime = t }
+        let antennaInWorld = devicePose.positionInWorld + devicePose.worldFromDevice.rotate(options.sensors.antennaOffsetInDevice)
+        if let r = rawDistance, r <= options.coaching.maximumRange { lastUsableRangeTime = t }
         // At most one fused update per `minimumFusionInterval`: a faster radio repeats errors
         // that last longer than its interval, and would be counted as independent. (A time
         // before the last fused one — an API caller's clock restarted — is fused.)
         let sinceFused = t - (lastFusionTime ?? -.infinity)
-        if devicePose.tracking == .normal, !(sinceFused >= 0 && sinceFused < options.minimumFusionInterval) {
+        if devicePose.tracking == .normal, !(sinceFused >= 0 && sinceFused < options.sensors.minimumFusionInterval) {
             lastFusionTime = t
             fuse(range: rawDistance, direction: rawDirection, at: t, pose: devicePose, antennaInWorld: antennaInWorld, context: context,
                  options: options)
@@ -127,7 +127,7 @@ extension ObjectTracker {
                 // trend (the seven before this one) are set aside and the bank re-solved from
                 // the rest of the window (`retile`, tiled at the bank's own distance: this range
                 // may be a metre long), on probation: nothing is published for
-                // ``FusionOptions/probationRanges`` ranges, and ranges running long again within
+                // ``FusionOptions/ChannelSounding/probationRanges`` ranges, and ranges running long again within
                 // them start the acquisition afresh, as any other trend does (and as a re-solved
                 // bank that does not explain this range does at once, see `retile`). Clearing the window
                 // on every long trend threw away the sweeps and the step that had located the
@@ -137,7 +137,7 @@ extension ObjectTracker {
                     if retile(from: entry, radiusMetres: fusedDistance(from: a), explaining: entry.rangeMetres, pose: pose,
                               pathLength: context.pathLength,
                               options: o) {
-                        probationRangesLeft = o.probationRanges
+                        probationRangesLeft = o.channelSounding.probationRanges
                         restarts.rangeTrendCount = 0
                         return
                     }
@@ -195,7 +195,7 @@ extension ObjectTracker {
         if phase == .acquiring {
             settleIfResolved(options: o, directionless: directionless)
         } else {
-            mixture.pruneAndMerge(minimumWeight: o.pruneWeight, mergeDistanceSquared: o.mergeDistanceSquared)
+            mixture.pruneAndMerge(minimumWeight: o.acquisition.pruneWeight, mergeDistanceSquared: o.acquisition.mergeDistanceSquared)
         }
         let m = mixture.moments
         if !m.meanInWorld.isFinite || !m.covariance.isFinite || (phase == .tracking && !motion.isFinite) {

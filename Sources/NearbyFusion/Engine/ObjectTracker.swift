@@ -41,7 +41,7 @@ struct ObjectTracker: Sendable {
     /// ranges ran long, may publish again (see `fuse`); 0 outside such a probation.
     var probationRangesLeft = 0
     /// The share of a tracked object's position covariance a considered range bias gives it
-    /// (``FusionOptions/rangeBiasStandardDeviation``), fixed at hand-off, m².
+    /// (``FusionOptions/Sensors/rangeBiasStandardDeviation``), fixed at hand-off, m².
     var consideredCovariance = Matrix3.zero
     /// Whether it is added (a flag, so that the steady-state update skips the 3×3 sum).
     var considersRangeBias = false
@@ -69,9 +69,9 @@ struct ObjectTracker: Sendable {
     /// Time the object was registered or first updated, seconds.
     var firstUpdateTime: Double?
     /// Time of the last usable range the radio reported (valid, and within
-    /// ``FusionOptions/maximumRange``; fused or not), seconds.
+    /// ``FusionOptions/Coaching/maximumRange``; fused or not), seconds.
     var lastUsableRangeTime: Double?
-    /// Time of the last update that was fused (``FusionOptions/minimumFusionInterval``),
+    /// Time of the last update that was fused (``FusionOptions/Sensors/minimumFusionInterval``),
     /// seconds.
     var lastFusionTime: Double?
     /// This estimate has been published as converged (a converged estimate tolerates longer
@@ -79,12 +79,12 @@ struct ObjectTracker: Sendable {
     var hasConverged = false
     /// A tracked Channel Sounding object that has converged: when its status fell back to
     /// not converged (seconds), and whether the next range should acquire it afresh
-    /// (``FusionOptions/channelSoundingReacquireSeconds``).
+    /// (``FusionOptions/ChannelSounding/reacquireSeconds``).
     var unconvergedSince: Double?
     var reacquires = false
     /// Where an object no direction reaches was (its estimate's moments, world frame, m and
     /// m²) when the app said it started to move, and since when (seconds): the prior of its
-    /// fresh acquisition (``FusionOptions/carrySpeed``); `nil` once it converged again.
+    /// fresh acquisition (``FusionOptions/Carry/speed``); `nil` once it converged again.
     var carryOrigin: CarryOrigin?
     struct CarryOrigin: Sendable {
         var meanInWorld: Vector3
@@ -115,7 +115,7 @@ struct ObjectTracker: Sendable {
         self.ranging = ranging
         let radioOptions = options.forRanging(ranging)
         self.optionsBox = OptionsBox(radioOptions)
-        let capacity = radioOptions.maximumHypotheses, windowCapacity = radioOptions.batchWindowCapacity
+        let capacity = radioOptions.acquisition.maximumHypotheses, windowCapacity = radioOptions.acquisition.batchWindowCapacity
         self.mixture = PositionMixture(capacity: capacity)
         self.window = MeasurementWindow(capacity: windowCapacity)
     }
@@ -162,7 +162,7 @@ struct ObjectTracker: Sendable {
     mutating func startTracking(meanInWorld: Vector3, covariance: Matrix3, options: FusionOptions,
                                 kinematics: KinematicGaussian? = nil) {
         let prior = motionPrior(options)
-        let velocityPriorVariance = options.velocityPriorStandardDeviation * options.velocityPriorStandardDeviation
+        let velocityPriorVariance = options.motion.velocityPriorStandardDeviation * options.motion.velocityPriorStandardDeviation
         let movingProbability = motionHint == .moving ? 1 : (motionHint == .stationary ? 0 : prior.initialMovingProbability)
         if let kinematics {
             motion = InteractingMultipleModel(kinematics: kinematics, velocityPriorVariance: velocityPriorVariance,
@@ -180,7 +180,7 @@ struct ObjectTracker: Sendable {
     /// call from a mutating method copied the whole tracker, ~1.2 kB, to read two fields.)
     @inline(__always)
     func motionPrior(_ options: FusionOptions) -> MotionPrior {
-        kind == .peer ? options.peerMotionPrior : options.accessoryMotionPrior
+        kind == .peer ? options.motion.peerMotionPrior : options.motion.accessoryMotionPrior
     }
 
     /// Whether the object may be moving, as far as the app and its kind say: peers (people
@@ -190,8 +190,8 @@ struct ObjectTracker: Sendable {
 
     /// The estimated motion after this update: the app's hint when it gave one; otherwise,
     /// while tracking, `moving` once the IMM's moving probability reaches
-    /// ``FusionOptions/motionDecisionProbability`` and `stationary` once its still mode's
-    /// reaches ``FusionOptions/stationaryDecisionProbability``, each held (hysteresis) until
+    /// ``FusionOptions/Motion/motionDecisionProbability`` and `stationary` once its still mode's
+    /// reaches ``FusionOptions/Motion/stationaryDecisionProbability``, each held (hysteresis) until
     /// the other is reached, so that a slow walker whose mode probability wanders does not
     /// flip the report and the coaching with it; `unknown` before either.
     mutating func decideMotion(_ options: FusionOptions) -> MotionActivityState {
@@ -200,8 +200,8 @@ struct ObjectTracker: Sendable {
             reportedMotion = .unknown
             return .unknown
         }
-        if motion.movingProbability >= options.motionDecisionProbability { reportedMotion = .moving }
-        else if 1 - motion.movingProbability >= options.stationaryDecisionProbability { reportedMotion = .stationary }
+        if motion.movingProbability >= options.motion.motionDecisionProbability { reportedMotion = .moving }
+        else if 1 - motion.movingProbability >= options.motion.stationaryDecisionProbability { reportedMotion = .stationary }
         return reportedMotion
     }
 }

@@ -17,7 +17,7 @@ import Foundation
     /// Of those, the ones a blocked line of sight or a multipath burst does not explain.
     public var unexplainedRejections = 0
     /// Whether each of the last eight steps between rejected ranges jumped by more than
-    /// ``FusionOptions/blockedRangeJump`` (bit 0 the latest).
+    /// ``FusionOptions/Gating/blockedRangeJump`` (bit 0 the latest).
     public var rejectedRangeJumps: UInt8 = 0
     /// The run's last rejected ranges, metres (a ring of eight; the newest at
     /// `(rejectedRangeCount − 1) mod 8`), and how many.
@@ -31,7 +31,7 @@ import Foundation
     /// The last eight signed normalised range innovations `ν/√s` (a ring), and how many.
     public var rangeTrend = SIMD8<Double>()
     public var rangeTrendCount = 0
-    /// Which of them ran short (below −``FusionOptions/approachThreshold``), bit 0 the newest.
+    /// Which of them ran short (below −``FusionOptions/ChannelSounding/approachThreshold``), bit 0 the newest.
     public var shortRangeBits: UInt8 = 0
 
     // MARK: A still object's ranges running away
@@ -40,7 +40,7 @@ import Foundation
     /// metres (a ring), and how many.
     public var rangeExcess = SIMD8<Double>()
     public var rangeExcessCount = 0
-    /// Which of the steps between them exceeded ``FusionOptions/runAwayStep``, bit 0 the newest.
+    /// Which of the steps between them exceeded ``FusionOptions/Gating/runAwayStep``, bit 0 the newest.
     public var roughRangeSteps: UInt8 = 0
 
     /// Forgets the run of rejected ranges (an accepted range, or a bank that starts again).
@@ -81,20 +81,20 @@ import Foundation
                                             options o: FusionOptions) -> Bool {
         consecutiveRejections += 1
         // The step from the run's previous rejected range (the ring's newest), if any.
-        let jumped = rejectedRangeCount > 0 && abs(rangeMetres - rejectedRanges[(rejectedRangeCount - 1) & 7]) > o.blockedRangeJump
+        let jumped = rejectedRangeCount > 0 && abs(rangeMetres - rejectedRanges[(rejectedRangeCount - 1) & 7]) > o.gating.blockedRangeJump
         rejectedRangeJumps = rejectedRangeJumps << 1 | (jumped ? 1 : 0)
         rejectedRanges[rejectedRangeCount & 7] = rangeMetres
         rejectedRangeCount += 1
         if excess < 0 { shortRejections += 1 }
         if acquiringWithDirections {
-            return shortRejections >= o.rejectionsBeforeReset || consecutiveRejections >= o.rejectionsBeforeResetWhenConverged
+            return shortRejections >= o.gating.rejectionsBeforeReset || consecutiveRejections >= o.gating.rejectionsBeforeResetWhenConverged
         }
-        let blocked = heldStill && rejectedRangeJumps.nonzeroBitCount >= 4 && excess > o.blockedRangeExcess
+        let blocked = heldStill && rejectedRangeJumps.nonzeroBitCount >= 4 && excess > o.gating.blockedRangeExcess
         let scattered = converged && withDirections && excess > 0 && stillIsLikelier && roughRangeSteps & 0x7F != 0
         if !(blocked || scattered) { unexplainedRejections += 1 }
-        let limit = hasConverged ? o.rejectionsBeforeResetWhenConverged : o.rejectionsBeforeReset
+        let limit = hasConverged ? o.gating.rejectionsBeforeResetWhenConverged : o.gating.rejectionsBeforeReset
         return converged
-            ? unexplainedRejections >= limit || consecutiveRejections >= o.rejectionsBeforeResetWhenBlocked
+            ? unexplainedRejections >= limit || consecutiveRejections >= o.gating.rejectionsBeforeResetWhenBlocked
             : consecutiveRejections >= limit
     }
 
@@ -112,7 +112,7 @@ import Foundation
     public mutating func rangesTrendAway(adding nu: Double, options o: FusionOptions) -> Bool {
         rangeTrend[rangeTrendCount % 8] = nu
         rangeTrendCount += 1
-        shortRangeBits = shortRangeBits << 1 | (nu < -o.approachThreshold ? 1 : 0)
+        shortRangeBits = shortRangeBits << 1 | (nu < -o.channelSounding.approachThreshold ? 1 : 0)
         guard rangeTrendCount >= 8 else { return false }
         // A median beyond ±1.5 needs at least four of the eight beyond it on that side (the
         // 5th–8th smallest are ≥ the 5th): counted with two vector compares, so the sort runs
@@ -125,31 +125,31 @@ import Foundation
         return abs(Self.median(rangeTrend)) > 1.5
     }
 
-    /// Whether at least ``FusionOptions/approachRangeCount`` of the last
-    /// ``FusionOptions/approachRangeWindow`` (≤ 8) innovations ran short.
+    /// Whether at least ``FusionOptions/ChannelSounding/approachRangeCount`` of the last
+    /// ``FusionOptions/ChannelSounding/approachRangeWindow`` (≤ 8) innovations ran short.
     @inline(__always)
     public func rangesRunShort(_ o: FusionOptions) -> Bool {
-        let window = min(o.approachRangeWindow, 8)
+        let window = min(o.channelSounding.approachRangeWindow, 8)
         guard window > 0, rangeTrendCount >= window else { return false }
-        return (shortRangeBits & UInt8(truncatingIfNeeded: (1 << window) - 1)).nonzeroBitCount >= o.approachRangeCount
+        return (shortRangeBits & UInt8(truncatingIfNeeded: (1 << window) - 1)).nonzeroBitCount >= o.channelSounding.approachRangeCount
     }
 
     /// Takes a range's excess over the still model's prediction and says whether the last
     /// eight run away smoothly: every `|eₖ − eₖ₋₁| ≤ step`, `e₈ − e₁ ≥ rise`, `e₄ − e₁ ≥ rise/4`
-    /// and `e₈ − e₅ ≥ rise/4` (``FusionOptions/runAwayStep``, ``FusionOptions/runAwayRise``).
+    /// and `e₈ − e₅ ≥ rise/4` (``FusionOptions/Gating/runAwayStep``, ``FusionOptions/Gating/runAwayRise``).
     public mutating func rangesRunAway(_ excess: Double, options o: FusionOptions) -> Bool {
-        guard o.runAwayStep > 0, excess.isFinite else { return false }
+        guard o.gating.runAwayStep > 0, excess.isFinite else { return false }
         // A ring of eight: after this one is stored at `n`, eₖ (k = 1…8, e₈ this one) sits at
         // `(n + k) mod 8`; bit j of `roughRangeSteps` says whether the step into the
         // (j + 1)-th newest exceeded the limit.
         let n = rangeExcessCount & 7
         let previous = rangeExcess[(n + 7) & 7]
         rangeExcess[n] = excess
-        roughRangeSteps = roughRangeSteps << 1 | (abs(excess - previous) > o.runAwayStep ? 1 : 0)
+        roughRangeSteps = roughRangeSteps << 1 | (abs(excess - previous) > o.gating.runAwayStep ? 1 : 0)
         rangeExcessCount += 1
         guard rangeExcessCount >= 8, roughRangeSteps & 0x7F == 0 else { return false }
         let e1 = rangeExcess[(n + 1) & 7], e4 = rangeExcess[(n + 4) & 7], e5 = rangeExcess[(n + 5) & 7]
-        let rise = o.runAwayRise
+        let rise = o.gating.runAwayRise
         return excess - e1 >= rise && e4 - e1 >= rise / 4 && excess - e5 >= rise / 4
     }
 

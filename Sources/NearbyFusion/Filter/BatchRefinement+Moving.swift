@@ -103,7 +103,7 @@ extension BatchRefinement {
     /// (the map from `(p(t₀), v)` to `(x, v)` has unit Jacobian).
     ///
     /// No walker keeps one velocity for long, so the window's updates fade: one `τ` seconds
-    /// old counts `exp(−τ/T)` times (`c_k ← c_k e^{−τ_k/T}`, ``FusionOptions/movingBatchMemory``),
+    /// old counts `exp(−τ/T)` times (`c_k ← c_k e^{−τ_k/T}`, ``FusionOptions/Motion/movingBatchMemory``),
     /// the information-filter form of a velocity that wanders.
     ///
     /// Whether the motion is observable is exactly what the Laplace covariance says: ranges
@@ -123,7 +123,7 @@ extension BatchRefinement {
     public static func refineMoving(_ mixture: inout PositionMixture, window: MeasurementWindow, now: Double, start: Double,
                                     options o: FusionOptions, addedVariance: Double = 0) {
         let k = Constants(o)
-        let sigmaV = max(o.velocityPriorStandardDeviation, 1e-3)
+        let sigmaV = max(o.motion.velocityPriorStandardDeviation, 1e-3)
         let velocityInformation = 1 / (sigmaV * sigmaV)
         let logVelocityPriorNormaliser = -0.5 * 3 * log(2 * .pi * sigmaV * sigmaV)
         mixture.transformEach { h in

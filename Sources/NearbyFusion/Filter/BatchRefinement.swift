@@ -28,7 +28,7 @@ import Foundation
 ///    + Σ_k c_k log N-normalisers`, plus `c_k log ρ(θ_k)` for each entry whose direction
 ///    was missing, `θ_k` the off-axis angle of `x*` then (see
 ///    ``FusionOptions/missingDirectionLikelihood(offAxisAngle:)``).
-/// 4. A considered range bias (``FusionOptions/rangeBiasStandardDeviation`` `σ_β`): ranges
+/// 4. A considered range bias (``FusionOptions/Sensors/rangeBiasStandardDeviation`` `σ_β`): ranges
 ///    all longer by `β` — the first one too, whose sphere the tile prior sits on, so that its
 ///    mean moves by `β u₀` (`PositionHypothesis.priorRangeDirection`) — move the minimum by
 ///    `s β`, `s = A⁻¹ (Σ_k c_k π_k g_k / v_k + P₀⁻¹ u₀)`: differentiating the stationarity
@@ -42,30 +42,30 @@ import Foundation
         /// symmetric, `(1 − ε) N + ε/span`: ``RangeErrorDensity`` without its multipath term).
         let rangeDensity, angleDensity: RangeErrorDensity
         let options: FusionOptions
-        /// `1/T` of the moving batch's fading memory, 1/s (``FusionOptions/movingBatchMemory``).
+        /// `1/T` of the moving batch's fading memory, 1/s (``FusionOptions/Motion/movingBatchMemory``).
         let inverseMemory: Double
-        /// The multipath chain (``FusionOptions/rangeMultipathBurstSeconds``): `η` and the rate
+        /// The multipath chain (``FusionOptions/Gating/rangeMultipathBurstSeconds``): `η` and the rate
         /// `λ + μ = 1/(τ (1 − η))` at which it forgets its state, 1/s; 0 for independent ranges.
         let multipathProbability: Double
         let burstForgettingRate: Double
         /// `ρ_j = exp(−(λ + μ)(t_j − t_prev))` for each window entry (the previous range's
         /// time), filled once per refinement: they do not depend on the position.
         var persistence: UnsafeBufferPointer<Double>? = nil
-        /// `σ_β²`, m² (``FusionOptions/rangeBiasStandardDeviation``).
+        /// `σ_β²`, m² (``FusionOptions/Sensors/rangeBiasStandardDeviation``).
         let biasVariance: Double
 
         init(_ o: FusionOptions) {
-            azVariance = o.azimuthStandardDeviation * o.azimuthStandardDeviation
-            elVariance = o.elevationStandardDeviation * o.elevationStandardDeviation
+            azVariance = o.sensors.azimuthStandardDeviation * o.sensors.azimuthStandardDeviation
+            elVariance = o.sensors.elevationStandardDeviation * o.sensors.elevationStandardDeviation
             rangeDensity = o.rangeErrorDensity
-            angleDensity = RangeErrorDensity(outlierProbability: o.outlierProbability, outlierSpan: o.angleOutlierSpan,
+            angleDensity = RangeErrorDensity(outlierProbability: o.gating.outlierProbability, outlierSpan: o.gating.angleOutlierSpan,
                                              excessProbability: 0, excessRange: 0...0)
             options = o
-            inverseMemory = o.movingBatchMemory > 0 ? 1 / o.movingBatchMemory : 0
-            biasVariance = o.rangeBiasStandardDeviation * o.rangeBiasStandardDeviation
+            inverseMemory = o.motion.movingBatchMemory > 0 ? 1 / o.motion.movingBatchMemory : 0
+            biasVariance = o.sensors.rangeBiasStandardDeviation * o.sensors.rangeBiasStandardDeviation
             multipathProbability = rangeDensity.excessProbability
-            burstForgettingRate = o.rangeMultipathBurstSeconds > 0 && multipathProbability > 0 && multipathProbability < 1
-                ? 1 / (o.rangeMultipathBurstSeconds * (1 - multipathProbability)) : 0
+            burstForgettingRate = o.gating.rangeMultipathBurstSeconds > 0 && multipathProbability > 0 && multipathProbability < 1
+                ? 1 / (o.gating.rangeMultipathBurstSeconds * (1 - multipathProbability)) : 0
         }
     }
 
@@ -94,7 +94,7 @@ import Foundation
 
     /// Normal equations and robust log-likelihood of the window at `x`; `biasGradient` is
     /// `Σ c π g / v` over the ranges, what a common range bias would move in `b` (see
-    /// ``FusionOptions/rangeBiasStandardDeviation``).
+    /// ``FusionOptions/Sensors/rangeBiasStandardDeviation``).
     static func linearise(at x: Vector3, window: MeasurementWindow, k: Constants,
                           priorInformation: Matrix3, priorMean: Vector3) -> (a: Matrix3, b: Vector3, logLikelihood: Double, biasGradient: Vector3) {
         if k.burstForgettingRate > 0 {
@@ -123,7 +123,7 @@ import Foundation
     /// robust weight and `c log p` (``robustWeight(_:variance:multiplicity:density:)``); `nil`
     /// when `x` sits on the antenna.
     ///
-    /// The nominal σ_r, not σ(z) (``FusionOptions/rangeErrorFraction``): measured, σ(z) here
+    /// The nominal σ_r, not σ(z) (``FusionOptions/Sensors/rangeErrorFraction``): measured, σ(z) here
     /// made acquisition slower on every distance-only path (behind-user: 13 of 20 runs no
     /// longer converged within the run) and put eee_01's angle p95 at 5.1° instead of 3.3°.
     /// The window spans seconds, over which the long-range error σ(z) models is mostly one
@@ -190,7 +190,7 @@ import Foundation
     }
 
     /// Normal equations and log-likelihood of the window at `x` when multipath comes in bursts
-    /// (``FusionOptions/rangeMultipathBurstSeconds``): each range is line of sight (state A)
+    /// (``FusionOptions/Gating/rangeMultipathBurstSeconds``): each range is line of sight (state A)
     /// or multipath (state B) and the state is a two-state Markov chain in time, so that a
     /// run of long ranges is one reflection that lasted, not many independent ones that each
     /// pull the fit.
@@ -293,7 +293,7 @@ import Foundation
     ///   batch treats the object and the VIO frame as fixed; the engine passes what VIO drift
     ///   does to a batch estimate: a third of the random-walk variance accumulated over the
     ///   window (the variance of a random walk's average) plus `(f·L/2)²` for systematic
-    ///   drift (``FusionOptions/vioDriftFraction``).
+    ///   drift (``FusionOptions/Acquisition/vioDriftFraction``).
     public static func refine(_ mixture: inout PositionMixture, window: MeasurementWindow, options o: FusionOptions,
                               addedVariance: Double = 0) {
         var k = Constants(o)
@@ -355,7 +355,7 @@ import Foundation
             let sensitivity = covariance * (current.biasGradient + priorInformation * h.priorRangeDirection)
             let considered = k.biasVariance * Matrix3.outer(sensitivity, sensitivity)
             var drift = Matrix3.zero
-            if k.options.considersDriftGeometry, let newest = window.entries.last {
+            if k.options.acquisition.considersDriftGeometry, let newest = window.entries.last {
                 drift = consideredDrift(window: window, at: x, k: k, priorInformation: priorInformation,
                                         pathLengthMetres: newest.pathLengthMetres)
             }
@@ -367,7 +367,7 @@ import Foundation
     }
 
     /// The drift a fixed point's solution at `x` carries when the device path drifts by
-    /// `f Lᵢ u`, `u` a unit direction nobody knows (``FusionOptions/considersDriftGeometry``), m²:
+    /// `f Lᵢ u`, `u` a unit direction nobody knows (``FusionOptions/Acquisition/considersDriftGeometry``), m²:
     /// `(f²/3) (A⁻¹D − L_T I)(A⁻¹D − L_T I)ᵀ` — the solution moves by `f (A⁻¹D − L_T I) u` and
     /// `E[u uᵀ] = I/3` for a direction uniform on the sphere —, `A = P₀⁻¹ + Σ Iᵢ`, `D = Σ Lᵢ Iᵢ`, with `Iᵢ = wᵢ g gᵀ`
     /// for each range and angle, `wᵢ` the robust weight the independent-range batch gives it
@@ -390,7 +390,7 @@ import Foundation
             a = a + information
             d = d + e.pathLengthMetres * information
         }
-        let f = o.vioDriftFraction
+        let f = o.acquisition.vioDriftFraction
         let translation = Matrix3.scaledIdentity(o.driftTranslationVariance(pathMetres: now))
         guard let inverse = a.inverse, inverse.isFinite else { return translation }
         let shift = inverse * d - Matrix3.scaledIdentity(now)

@@ -22,9 +22,9 @@ import Foundation
 ///   re-tiled bank's jump is not motion):
 ///   `d⁻ = d + Δρ + u Δt`, `u⁻ = u`, `P⁻ = F P Fᵀ + q [[Δt³/3, Δt²/2], [Δt²/2, Δt]]`,
 ///   `F = [[1, Δt], [0, 1]]` — white acceleration noise of intensity `q` (m²/s³),
-///   ``FusionOptions/distanceResidualAccelerationIntensity`` under a reference,
-///   ``FusionOptions/accelerationIntensity`` (the moving model's) without one.
-/// - **Correction** by a range `z` (at most one per ``FusionOptions/minimumFusionInterval``,
+///   ``FusionOptions/ChannelSounding/distanceResidualAccelerationIntensity`` under a reference,
+///   ``FusionOptions/Motion/accelerationIntensity`` (the moving model's) without one.
+/// - **Correction** by a range `z` (at most one per ``FusionOptions/Sensors/minimumFusionInterval``,
 ///   as the estimate fuses them): innovation `ν = z − d⁻`, `s = P⁻_dd + σ²`; the range is
 ///   line of sight with probability `π = (1 − ε − η) N(ν; 0, s) / p(ν)` under the radio's
 ///   ``RangeErrorDensity`` (its multipath term makes long ranges suspect, its outlier term

@@ -66,7 +66,7 @@ public struct SteadyMotion: Sendable, Hashable {
 /// two motion models: **stationary** (`p' = p`) and **constant velocity** driven by white
 /// acceleration noise (see `KinematicGaussian`). The data choose between them: a tag on
 /// a table, a tag picked up and carried, a peer who walks, stops and walks again. Optionally
-/// (``SteadyMotion``, `FusionOptions.steadyAccelerationIntensity`) a third: a *steady* walk,
+/// (``SteadyMotion``, `FusionOptions.motion.steadyAccelerationIntensity`) a third: a *steady* walk,
 /// constant velocity with a gentle acceleration intensity, beside the *manoeuvring* one
 /// (``moving``); the steps below then run over three modes, and "moving" is either.
 ///

@@ -35,7 +35,7 @@ public enum DirectionContent: UInt8, Sendable, Hashable {
     public var timestamp: Double
     /// How far the device had travelled since the acquisition began when the update was
     /// made, metres (set as the entry joins the window): what
-    /// ``FusionOptions/considersDriftGeometry`` weighs each measurement's information by.
+    /// ``FusionOptions/Acquisition/considersDriftGeometry`` weighs each measurement's information by.
     public var pathLengthMetres: Double = 0
 
     public init(antennaInWorld: Vector3, worldFromDevice: Quaternion, rangeMetres: Double, angles: Vector2,
@@ -62,7 +62,7 @@ public enum DirectionContent: UInt8, Sendable, Hashable {
         self.init(antennaInWorld: antennaInWorld, worldFromDevice: pose.worldFromDevice, rangeMetres: 0, angles: Vector2(0, 0),
                   hasRange: false, direction: .none, directionMissing: false, multiplicity: 1,
                   timestamp: timestamp ?? pose.timestamp)
-        if let r = range, r <= o.maximumRange { hasRange = true; rangeMetres = r }
+        if let r = range, r <= o.coaching.maximumRange { hasRange = true; rangeMetres = r }
         if let d = direction {
             if !capabilities.supportsElevationMeasurement || d.y == 0 {
                 self.direction = .azimuth
@@ -71,7 +71,7 @@ public enum DirectionContent: UInt8, Sendable, Hashable {
                 self.direction = .azimuthElevation
                 angles = DeviceAngles.azimuthElevation(d)
             }
-        } else if hasRange, capabilities.supportsDirectionMeasurement, o.missingDirectionLikelihood < 1,
+        } else if hasRange, capabilities.supportsDirectionMeasurement, o.acquisition.missingDirectionLikelihood < 1,
                   abs(pose.worldFromDevice.rotate(Vector3(1, 0, 0)).y) < 0.7 {
             directionMissing = true
         }

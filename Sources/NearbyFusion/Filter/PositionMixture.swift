@@ -20,7 +20,7 @@ import Foundation
     public var velocityCovariance = Matrix3.zero
     public var positionVelocityCovariance = Matrix3.zero
     /// How far a common range bias of one metre moves this hypothesis's batch solution,
-    /// metres per metre (``FusionOptions/rangeBiasStandardDeviation``, `BatchRefinement`).
+    /// metres per metre (``FusionOptions/Sensors/rangeBiasStandardDeviation``, `BatchRefinement`).
     public var rangeBiasSensitivity = Vector3.zero
     /// The unit vector from the antenna to this hypothesis's tile on the range sphere it was
     /// tiled on (zero when it was not tiled): a bias in that range moves the prior mean along it.
@@ -105,7 +105,7 @@ public struct MixtureMoments: Sendable, Hashable {
     public mutating func initialize(rangeMetres r: Double, antennaInWorld a: Vector3,
                                     forwardInWorld: Vector3, options: FusionOptions) {
         hypotheses.removeAll(keepingCapacity: true)
-        let spacing = max(options.initialAngularSpacing, Angle.radians(degrees: 5))
+        let spacing = max(options.acquisition.initialAngularSpacing, Angle.radians(degrees: 5))
         var yaw0 = atan2(forwardInWorld.x, -forwardInWorld.z)
         if !yaw0.isFinite { yaw0 = 0 }
         let bands = Int((Double.pi / 2 / spacing).rounded(.down))
@@ -134,7 +134,7 @@ public struct MixtureMoments: Sendable, Hashable {
                 let sigmaEpsilon = radius * spacing * spacingScale / 2
                 let sigmaT = max(sigmaAlpha, sigmaEpsilon)
                 let curvature = sigmaT * sigmaT / (2 * radius)
-                let sigmaRadial2 = options.rangeStandardDeviation * options.rangeStandardDeviation + curvature * curvature
+                let sigmaRadial2 = options.sensors.rangeStandardDeviation * options.sensors.rangeStandardDeviation + curvature * curvature
                 let p = sigmaRadial2 * Matrix3.outer(u, u) + (sigmaAlpha * sigmaAlpha) * Matrix3.outer(eAlpha, eAlpha)
                     + (sigmaEpsilon * sigmaEpsilon) * Matrix3.outer(eEpsilon, eEpsilon)
                 var tile = PositionHypothesis(logWeight: 0, meanInWorld: a + radius * u, covariance: p.symmetrized)

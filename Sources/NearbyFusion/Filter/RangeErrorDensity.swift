@@ -20,11 +20,11 @@ import Foundation
 ///   wipe out a hypothesis.
 ///
 /// The batch weighs ranges through a two-state Markov chain when multipath comes in bursts
-/// (``FusionOptions/rangeMultipathBurstSeconds``); this density is then the chain's
+/// (``FusionOptions/Gating/rangeMultipathBurstSeconds``); this density is then the chain's
 /// marginal, split by state into `(1 − η) p_A + η p_B`.
 ///
 /// With `η = 0` this is the symmetric model the UWB radio uses (`(1 − ε) N + ε/span`);
-/// Channel Sounding sets `η` (``FusionOptions/channelSoundingMultipathProbability``), and
+/// Channel Sounding sets `η` (``FusionOptions/ChannelSounding/multipathProbability``), and
 /// the simulator describes its own Channel Sounding noise with the same type.
 public struct RangeErrorDensity: Sendable, Hashable {
     /// `log(1 − ε − η)`.

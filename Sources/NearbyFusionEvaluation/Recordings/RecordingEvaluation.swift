@@ -43,7 +43,7 @@ public struct ObjectEvaluation: Codable, Sendable {
     /// bound at the same updates (1 is the best any unbiased estimator can do).
     public var rmseOverCRLB: Double?
     /// The 1σ bearing, degrees, at which the next figure is taken: the σ at which the engine
-    /// publishes this object's horizontal angle (`FusionOptions.horizontalAngleThreshold`
+    /// publishes this object's horizontal angle (`FusionOptions.coaching.horizontalAngleThreshold`
     /// of its radio: 3° for UWB, 10° for Channel Sounding).
     public var boundAngleDegrees: Double?
     /// Seconds from the object's first update to the first update at which the Cramér–Rao
@@ -363,11 +363,11 @@ struct ObjectScorer {
                                               worldFromDevice: device.worldFromDevice)
         if radio == nil {
             let o = options.forRanging(header.ranging(of: evaluation.object))
-            radio = (o.rangeFisherInformation, o.horizontalAngleThreshold)
-            evaluation.boundAngleDegrees = Angle.degrees(radians: o.horizontalAngleThreshold)
+            radio = (o.rangeFisherInformation, o.coaching.horizontalAngleThreshold)
+            evaluation.boundAngleDegrees = Angle.degrees(radians: o.coaching.horizontalAngleThreshold)
         }
         accumulateInformation(m, truth: p, device: device, trueAngle: trueAngle, header: header, options: options)
-        let trueDistance = (p - (device.positionInWorld + device.worldFromDevice.rotate(options.antennaOffsetInDevice))).length
+        let trueDistance = (p - (device.positionInWorld + device.worldFromDevice.rotate(options.sensors.antennaOffsetInDevice))).length
         if trueDistance.isFinite {
             evaluation.distanceSeries.append((m.timestamp, trueDistance, e.distance.flatMap { $0.isFinite ? $0 : nil }))
         }
@@ -384,7 +384,7 @@ struct ObjectScorer {
         }
         if let w = e.worldTransform { evaluation.positionErrors.append((w.translation - p).scaledLength) }
         let dy = p.y - device.positionInWorld.y
-        let truthCategory = RecordingEvaluation.trueVerticalCategory(heightDifference: dy, levelTolerance: options.levelTolerance).rawValue
+        let truthCategory = RecordingEvaluation.trueVerticalCategory(heightDifference: dy, levelTolerance: options.coaching.levelTolerance).rawValue
         evaluation.verticalConfusion[truthCategory]![e.verticalDirectionEstimate?.rawValue ?? "null"]! += 1
         if converged {
             evaluation.convergedCount += 1
@@ -411,19 +411,19 @@ struct ObjectScorer {
         if let r = m.distance, r > 0, header.capabilities.supportsPreciseDistanceMeasurement, let radio {
             let u = (p - device.positionInWorld).normalized
             fisher += radio.rangeInformation * Matrix3.outer(u, u)
-            let antenna = device.positionInWorld + device.worldFromDevice.rotate(options.antennaOffsetInDevice)
+            let antenna = device.positionInWorld + device.worldFromDevice.rotate(options.sensors.antennaOffsetInDevice)
             let error = r - (p - antenna).length
             if error.isFinite { evaluation.rangeErrorSeries.append((m.timestamp, error)) }
         }
         if let d = m.directionInDevice, header.capabilities.supportsDirectionMeasurement {
             evaluation.rawDirectionCount += 1
             let model = DirectionModel(antennaInWorld: device.positionInWorld, worldFromDevice: device.worldFromDevice,
-                                       azimuthStandardDeviation: options.azimuthStandardDeviation,
-                                       elevationStandardDeviation: options.elevationStandardDeviation, gate: 0)
+                                       azimuthStandardDeviation: options.sensors.azimuthStandardDeviation,
+                                       elevationStandardDeviation: options.sensors.elevationStandardDeviation, gate: 0)
             let h = model.jacobian(p)
-            fisher += (1 / (options.azimuthStandardDeviation * options.azimuthStandardDeviation)) * Matrix3.outer(h.row0, h.row0)
+            fisher += (1 / (options.sensors.azimuthStandardDeviation * options.sensors.azimuthStandardDeviation)) * Matrix3.outer(h.row0, h.row0)
             if header.capabilities.supportsElevationMeasurement && d.y != 0 {
-                fisher += (1 / (options.elevationStandardDeviation * options.elevationStandardDeviation)) * Matrix3.outer(h.row1, h.row1)
+                fisher += (1 / (options.sensors.elevationStandardDeviation * options.sensors.elevationStandardDeviation)) * Matrix3.outer(h.row1, h.row1)
             }
             // Baseline: the raw direction as a horizontal angle.
             if let raw = RecordingEvaluation.rawHorizontalAngle(directionInDevice: d, pose: device), let trueAngle {

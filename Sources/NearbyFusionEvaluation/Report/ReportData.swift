@@ -62,7 +62,7 @@ public struct ReportData {
         var pose: DevicePose?
         var first: Double?
         var poseCount = 0
-        let tolerance = options.levelTolerance
+        let tolerance = options.coaching.levelTolerance
         // The evaluation table is scored in the same pass (a recording on standard input can
         // be read only once).
         var evaluator: RecordingEvaluator?

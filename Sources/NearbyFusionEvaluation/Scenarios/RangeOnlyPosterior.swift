@@ -96,7 +96,7 @@ public struct RangeOnlyPosterior: Sendable {
 
     /// Multiplies the posterior by a Gaussian prior `N(p; μ, Σ)` over the position (metres,
     /// m², world frame): a carried tag's prior of where it was, widened by how far it could
-    /// have been carried (`FusionOptions.carrySpeed`), as the engine weighs its tiles.
+    /// have been carried (`FusionOptions.carry.speed`), as the engine weighs its tiles.
     /// Then drops the points that fell more than 30 nats below the best. A `Σ` that cannot
     /// be inverted leaves the posterior unchanged.
     public mutating func multiply(byGaussianWithMean mean: Vector3, covariance: Matrix3) {

@@ -124,7 +124,7 @@ public struct ScenarioRun: Sendable {
                 if followPosterior, let limit = exactPosteriorUntil {
                     if object.velocity(at: m.timestamp).length > 0 {
                         // An app that says the tag moves gives the engine where it was and since
-                        // when (``FusionOptions/carrySpeed``); the posterior gets the same prior.
+                        // when (``FusionOptions/Carry/speed``); the posterior gets the same prior.
                         if let p = posterior, carryOrigin == nil,
                            let hint = scenario.motionHints.last(where: { $0.objectID == objectID && $0.state == .moving && $0.time <= m.timestamp }) {
                             let moments = p.moments()
@@ -137,7 +137,7 @@ public struct ScenarioRun: Sendable {
                             let v = scenario.channelSounding.rangeStandardDeviation * scenario.channelSounding.rangeStandardDeviation
                             posterior = RangeOnlyPosterior(firstRangeMetres: r, antennaInWorld: device.positionInWorld,
                                                            density: scenario.channelSounding.rangeErrorDensity, variance: v)
-                            if let origin = carryOrigin, options.carrySpeed > 0 {
+                            if let origin = carryOrigin, options.carry.speed > 0 {
                                 let carried = options.carryDisplacementVariance(seconds: m.timestamp - origin.since)
                                 posterior!.multiply(byGaussianWithMean: origin.mean,
                                                     covariance: origin.covariance + Matrix3.scaledIdentity(carried))

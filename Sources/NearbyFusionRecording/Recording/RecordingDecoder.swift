@@ -242,7 +242,7 @@ struct RecordingDecoder {
     static let largestCoordinate = NearbyObjectEstimate.largestCoordinateMetres
     /// Ranges are at most this, metres: UWB and Bluetooth Channel Sounding reach tens of
     /// metres; anything beyond a kilometre is a broken recording (ranges beyond
-    /// `FusionOptions.maximumRange` are valid and never fused).
+    /// `FusionOptions.coaching.maximumRange` are valid and never fused).
     static let largestDistance = NearbyObjectEstimate.largestDistanceMetres
     /// Times are within this many seconds of the clock's origin (about 317 years): any clock
     /// a device keeps — since boot, or Unix time in seconds — with consecutive times still

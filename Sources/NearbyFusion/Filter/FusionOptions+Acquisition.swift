@@ -1,0 +1,60 @@
+import Foundation
+
+extension FusionOptions {
+    /// The bank of hypotheses, the window and the batch that re-solves them, and the VIO drift it considers.
+    public struct Acquisition: Sendable, Hashable {
+        /// Systematic VIO drift as a fraction of the distance travelled: 0.5 %, the simulator's
+        /// figure (published measurements suggest ARKit may drift more: Kim et al., *Sensors*
+        /// 22(24):9873, 2022, a relative pose error of ~2 cm/s; the tracked estimate's
+        /// ``FusionOptions/Motion/driftVariancePerMetre`` is a random walk instead — the two are not yet one model).
+        /// It is the drift's *magnitude* per metre;
+        /// its direction `u` is unknown, so each axis carries `f²/3` of its variance
+        /// (`E[u uᵀ] = I/3` for a direction uniform on the sphere). How the acquisition batch
+        /// applies it to a fixed point: ``considersDriftGeometry``. Not to an object that may move:
+        /// its batch's velocity absorbs a steady drift.
+        public var vioDriftFraction: Double = 0.005
+        /// Considers the systematic drift through the acquisition's geometry (the default) rather
+        /// than as a translation. A drift growing with the path, `f Lᵢ u` at update `i` (`u` a unit
+        /// direction nobody knows), moves the fixed point the batch solves by `f A⁻¹ D u`
+        /// (`A = P₀⁻¹ + Σ Iᵢ`, `D = Σ Lᵢ Iᵢ`, `Iᵢ` each measurement's robustly weighted information
+        /// at the solution, `Lᵢ` the path travelled since the acquisition began), while the object,
+        /// seen in the drifting frame, has moved by `f L_T u`; each refined covariance gets
+        /// `(f²/3) (A⁻¹D − L_T I)(A⁻¹D − L_T I)ᵀ`. When the information comes evenly along the
+        /// path this is the translation's `(f L_T/2)²/3 I` (what `false` adds); a range-only
+        /// geometry distorts more than it translates, across the directions it leaves weak: for
+        /// range-only acquisitions the translation leaves the estimate overconfident, the geometry
+        /// does not (`--no-drift-geometry` on the command line compares the two). A path with no
+        /// drift at all (the LIAS trolley's motion capture) is held back for the phone's drift it
+        /// does not have: `--batch-drift 0` there.
+        public var considersDriftGeometry = true
+        /// Angular spacing of the hypotheses placed on the first range's sphere, radians.
+        public var initialAngularSpacing: Double = Angle.radians(degrees: 24)
+        /// Upper bound on hypotheses per object (the bank is pre-allocated to this size).
+        public var maximumHypotheses: Int = 96
+        /// Hypotheses whose normalised weight falls below this are dropped.
+        public var pruneWeight: Double = 1e-4
+        /// While acquiring (batch mode) hypotheses are only dropped below this weight: the
+        /// evidence for one can recover when new motion arrives, so pruning is gentler.
+        public var acquisitionPruneWeight: Double = 1e-6
+        /// Two hypotheses merge (moment matching) when `Δμᵀ (P₁ + P₂)⁻¹ Δμ` is below this.
+        public var mergeDistanceSquared: Double = 1.0
+        /// Likelihood of *no* direction for a hypothesis that lies well inside the field of
+        /// view (relative to 1 outside it): the radio usually reports a direction there.
+        /// Only applied in portrait hold on direction-capable devices. 1 disables it.
+        public var missingDirectionLikelihood: Double = 0.25
+        /// Where the likelihood of a missing direction rises from `missingDirectionLikelihood`
+        /// to 1: a logistic step centred `fieldOfViewMargin` inside the field-of-view edge, of
+        /// width `fieldOfViewEdgeWidth` (radians), so that hypotheses near the edge — and
+        /// mirror images on either side of it — are judged smoothly, not by a hard cut.
+        public var fieldOfViewMargin: Double = Angle.radians(degrees: 5)
+        public var fieldOfViewEdgeWidth: Double = Angle.radians(degrees: 3)
+        /// Updates kept per object for batch re-linearisation (thinned when full).
+        public var batchWindowCapacity: Int = 160
+        /// UWB updates between two batch re-linearisations (only while not converged).
+        public var batchRefinementInterval: Int = 1
+
+        public init() {}
+    }
+
+    /// The thresholds the convergence reasons are judged by.
+}

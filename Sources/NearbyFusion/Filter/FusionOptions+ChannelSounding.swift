@@ -1,0 +1,85 @@
+import Foundation
+
+extension FusionOptions {
+    /// A Bluetooth Channel Sounding radio, which ``FusionOptions/forRanging(_:)`` applies in place of UWB's figures.
+    public struct ChannelSounding: Sendable, Hashable {
+        /// Range noise σ of a Channel Sounding accessory, metres. Phone-class antennas and the
+        /// standard's phase-based ranging over at most 80 MHz give a jitter of 0.3–0.6 m
+        /// ("±0.5 m is the best to expect" without super-resolution estimators; decimetres only
+        /// with them): Bluetooth SIG, *Channel Sounding technical overview* (2024), §2.2;
+        /// Ulsamer, Mazur and Knauth, "Study of BLE6 Ranging Performance in a Utility
+        /// Basement", CEUR-WS Vol-4047 (2025), which measures IFFT/slope/RTT estimators on BLE6
+        /// hardware in open ground and under strong multipath. 0.38 m, in that range, is the
+        /// smallest σ whose mean NEES over 50 seeded coached runs stays inside the χ² band
+        /// (0.35 m gave an angle RMSE 1.18× the Cramér–Rao bound but NEES 4.1 with ranges
+        /// weighed independently, 3.84 with the multipath burst chain,
+        /// ``multipathBurstSeconds``).
+        public var rangeStandardDeviation: Double = 0.38
+        /// Probability of a gross outlier among Channel Sounding ranges (a failed phase
+        /// unwrapping, a ghost path), uniform over ``FusionOptions/Gating/rangeOutlierSpan``: the insurance that keeps
+        /// one such range from wiping out a hypothesis, and softens the edge of the multipath term
+        /// below (with 0.05 a range just past `L` cost a hypothesis 3 nats, and a far tag's
+        /// bank was pruned down to its mirror image overhead).
+        public var outlierProbability: Double = 0.1
+        /// Multipath of a Channel Sounding range (``RangeErrorDensity``'s one-sided term): the
+        /// probability `η` that a reflected path close behind the direct one makes the range
+        /// long — 80 MHz resolves paths only `c / 2B` ≈ 1.9 m apart, so such a path biases the
+        /// range long, often for several procedures in a row — and the largest such excess `L`,
+        /// metres: that resolution plus the jitter.
+        public var multipathProbability: Double = 0.2
+        public var multipathMaximumExcess: Double = 2.5
+        /// Mean duration of a Channel Sounding multipath burst, seconds
+        /// (``FusionOptions/Gating/rangeMultipathBurstSeconds``). A reflection that the 80 MHz band cannot separate
+        /// persists while the hand moves less than a fraction of a metre; no published figure
+        /// for phones exists, so this is the scale of the simulator's bursts (3 procedures at
+        /// 2.5–5 Hz, 0.6–1.2 s), to be measured on real recordings when there are some.
+        public var multipathBurstSeconds: Double = 0.8
+        /// White-acceleration intensity, m²/s³, of the part of a Channel Sounding object's
+        /// distance that its position estimate does not explain (`DistanceSmoother`, which
+        /// smooths the published `distance`): the estimate follows the device's own motion, so
+        /// this is the object's own radial motion — none for a still tag, a carry when it is
+        /// picked up. 0.1 against 0.5 (50 seeds each): a still tag's published error 0.105 m
+        /// (median, `cs-coached-step`) against 0.107 m, `cs-planar-sweeps`' lag 1.00 s against
+        /// 1.27 s; `cs-carried`'s error while carried the same (0.28 m), its lag 0.25 s against 0.17 s.
+        public var distanceResidualAccelerationIntensity: Double = 0.1
+        /// Ranges a still Channel Sounding accessory's acquisition publishes nothing after it was
+        /// re-solved because its ranges ran long (a multipath burst, or the tag carried away: the
+        /// range-trend test cannot tell them apart); ranges running long again within them start
+        /// it afresh. Ten: the trend test needs eight ranges to fire, so a tag still being carried
+        /// away is caught before its old place is shown.
+        public var probationRanges: Int = 10
+        public var approachRangeWindow: Int = 5
+        public var approachRangeCount: Int = 3
+        public var approachThreshold: Double = 1.0
+        /// Seconds without a range before the signal counts as insufficient, for Channel
+        /// Sounding (2–5 procedures per second, fewer under Wi-Fi or Bluetooth traffic, some
+        /// failing).
+        public var signalTimeout: Double = 3.0
+        /// Seconds a tracked Channel Sounding object that had converged may stay not converged
+        /// before its next range acquires it afresh (0: never). Ranges alone cannot steer one
+        /// Gaussian back across the line of sight: a tag dragged off while it converged can stand
+        /// metres off with a shrinking σ, its ranges still explained because the error is
+        /// lateral. Acquired afresh, the window's batch re-solves it (and its `motion` is
+        /// `unknown` until it converges again).
+        public var reacquireSeconds: Double = 3.0
+        /// Coaching thresholds for a Channel Sounding accessory: the bearing σ at which its
+        /// horizontal angle is published (radians), and the position σ across the line of sight
+        /// and in height (metres, at least `positionFractionOfDistance` of the
+        /// distance) at which it converges. Ranges 7× noisier than UWB's and no direction put a
+        /// decimetre fix out of reach of hand sweeps: the bound after coached sweeps and a 1 m
+        /// step at 5 m is a few degrees, so an angle is published at 10° σ and a
+        /// `worldTransform` at 35 cm.
+        public var angleThreshold: Double = Angle.radians(degrees: 10)
+        public var positionThreshold: Double = 0.35
+        public var positionFractionOfDistance: Double = 0.1
+        /// …and in height, metres. From ranges alone the height is seen only through the
+        /// curvature of range against the device's height, `∂²r/∂h² ≈ 1/r`: ±50 cm sweeps at
+        /// 4 m with 0.4 m noise bound it to about ±0.5 m, so a `worldTransform` is published at
+        /// 0.6 m σ in height (its error is in the accuracy table).
+        public var verticalPositionThreshold: Double = 0.6
+
+        public init() {}
+    }
+
+    /// An accessory the app says is carried.
+}
