@@ -1,7 +1,9 @@
 /// Why camera assistance has not converged (as `NIAlgorithmConvergenceStatus.Reason`),
 /// a set. Each reason tells the user what to do.
 public struct ConvergenceReasons: OptionSet, Sendable, Hashable {
+    /// One bit per reason, in the order of the static members.
     public let rawValue: UInt8
+    /// The set whose bits are `rawValue`.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
     /// Move the device: it has hardly moved since ranging began.
@@ -62,5 +64,6 @@ public enum ConvergenceStatus: Sendable, Hashable {
         }
     }
 
+    /// Whether the status is `converged` (every output published).
     public var isConverged: Bool { if case .converged = self { return true } else { return false } }
 }

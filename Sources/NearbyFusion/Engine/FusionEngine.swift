@@ -14,8 +14,10 @@ import Foundation
 /// eigen-decomposition when a cheap bound does not settle it — and nothing is allocated on
 /// the heap (see the benchmarks and `bench`).
 public struct FusionEngine: Sendable {
+    /// The options the engine was made with.
     public var options: FusionOptions { optionsBox.options }
     let optionsBox: OptionsBox
+    /// What the device can measure: distance, direction, elevation, camera assistance, Channel Sounding.
     public let capabilities: DeviceCapabilities
     /// Camera assistance requested and supported.
     public let cameraAssistanceEnabled: Bool
@@ -40,8 +42,11 @@ public struct FusionEngine: Sendable {
     /// Shortest chord that counts toward ``pathLengthMetres``, metres: several times the VIO's
     /// jitter per frame, short against a hand's sweep.
     public static let pathChordMetres = 0.02
+    /// The session-level convergence (lighting, VIO tracking), as last changed by a pose.
     public private(set) var sessionConvergence = AlgorithmConvergence(status: .unknown)
 
+    /// An engine for a device with `capabilities`; camera assistance as Nearby Interaction runs it
+    /// when `cameraAssistanceEnabled` and the device supports it; `options` for every object.
     public init(capabilities: DeviceCapabilities = .phone, cameraAssistanceEnabled: Bool = true,
                 options: FusionOptions = FusionOptions()) {
         self.optionsBox = OptionsBox(options)

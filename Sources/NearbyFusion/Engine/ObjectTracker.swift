@@ -209,11 +209,13 @@ struct ObjectTracker: Sendable {
 /// A cheap reference to an object registered with a ``FusionEngine`` (an index), so the
 /// per-update path does no string hashing.
 public struct ObjectHandle: Sendable, Hashable {
+    /// The object's place in the engine, in the order of registration.
     public let index: Int
 }
 
 /// A read-only view of an object's estimator state, for evaluation and tests.
 public struct ObjectStateSnapshot: Sendable {
+    /// The object's identifier.
     public var objectID: String
     /// The mixture's mean and covariance (world frame, metres, m²); `nil` before the
     /// first range.

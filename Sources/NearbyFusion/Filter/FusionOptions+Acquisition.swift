@@ -47,6 +47,7 @@ extension FusionOptions {
         /// width `fieldOfViewEdgeWidth` (radians), so that hypotheses near the edge — and
         /// mirror images on either side of it — are judged smoothly, not by a hard cut.
         public var fieldOfViewMargin: Double = Angle.radians(degrees: 5)
+        /// The width of that logistic step, radians (see ``fieldOfViewMargin``).
         public var fieldOfViewEdgeWidth: Double = Angle.radians(degrees: 3)
         /// Updates kept per object for batch re-linearisation (thinned when full).
         public var batchWindowCapacity: Int = 160

@@ -27,6 +27,7 @@ extension FusionOptions {
         /// range long, often for several procedures in a row — and the largest such excess `L`,
         /// metres: that resolution plus the jitter.
         public var multipathProbability: Double = 0.2
+        /// The largest multipath excess `L`, metres (see ``multipathProbability``).
         public var multipathMaximumExcess: Double = 2.5
         /// Mean duration of a Channel Sounding multipath burst, seconds
         /// (``FusionOptions/Gating/rangeMultipathBurstSeconds``). A reflection that the 80 MHz band cannot separate
@@ -48,8 +49,21 @@ extension FusionOptions {
         /// it afresh. Ten: the trend test needs eight ranges to fire, so a tag still being carried
         /// away is caught before its old place is shown.
         public var probationRanges: Int = 10
+        /// A Channel Sounding object whose ranges run *short*: at least
+        /// ``approachRangeCount`` of its last ``approachRangeWindow`` normalised innovations
+        /// `ν/√s` below −``approachThreshold`` publish no angle and no `worldTransform` until they
+        /// no longer do (the estimate itself is untouched). No multipath shortens a range, so a
+        /// run of short ones is a tag carried toward the user — or a bank that has not yet caught
+        /// up, whose angle is not worth showing either. For a still tag whose innovations are
+        /// standard normal, 3 of 5 below −1 happens on `Σₖ₌₃⁵ C(5,k) 0.16ᵏ 0.84⁵⁻ᵏ` = 3.2 % of
+        /// updates; the eight-range trend test that restarts the acquisition needs four beyond
+        /// 1.5 at the median, ~2 s of walking, during which a tag carried toward the user would
+        /// otherwise be shown where it was. A window of 0 turns it off; windows beyond 8 count the
+        /// last 8.
         public var approachRangeWindow: Int = 5
+        /// How many of ``approachRangeWindow`` innovations must run short.
         public var approachRangeCount: Int = 3
+        /// How far below zero a normalised innovation `ν/√s` runs short.
         public var approachThreshold: Double = 1.0
         /// Seconds without a range before the signal counts as insufficient, for Channel
         /// Sounding (2–5 procedures per second, fewer under Wi-Fi or Bluetooth traffic, some
@@ -70,7 +84,9 @@ extension FusionOptions {
         /// step at 5 m is a few degrees, so an angle is published at 10° σ and a
         /// `worldTransform` at 35 cm.
         public var angleThreshold: Double = Angle.radians(degrees: 10)
+        /// The position σ across the line of sight, metres, at which a Channel Sounding object converges.
         public var positionThreshold: Double = 0.35
+        /// …or this fraction of the distance, if larger.
         public var positionFractionOfDistance: Double = 0.1
         /// …and in height, metres. From ranges alone the height is seen only through the
         /// curvature of range against the device's height, `∂²r/∂h² ≈ 1/r`: ±50 cm sweeps at

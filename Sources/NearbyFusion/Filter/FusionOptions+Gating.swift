@@ -18,6 +18,7 @@ extension FusionOptions {
         /// whose 500 MHz resolves reflections 30 cm behind the direct path (its rarer
         /// non-line-of-sight ranges are the gross outliers above); Channel Sounding sets both.
         public var rangeMultipathProbability: Double = 0
+        /// The largest multipath excess `L`, metres (see ``rangeMultipathProbability``).
         public var rangeMultipathMaximumExcess: Double = 0
         /// Mean duration of a multipath burst, seconds: a reflected path lasts while the geometry
         /// that makes it does, so long ranges come in runs. The batch acquisition then weighs the
@@ -45,17 +46,6 @@ extension FusionOptions {
         /// blocked path's ranges jump by metres, a carried tag's move by walking speed × the
         /// interval (≈ 0.15 m at 10 Hz).
         public var blockedRangeJump: Double = 1.0
-        /// A Channel Sounding object whose ranges run *short*: at least
-        /// ``FusionOptions/ChannelSounding/approachRangeCount`` of its last ``FusionOptions/ChannelSounding/approachRangeWindow`` normalised innovations
-        /// `ν/√s` below −``FusionOptions/ChannelSounding/approachThreshold`` publish no angle and no `worldTransform` until they
-        /// no longer do (the estimate itself is untouched). No multipath shortens a range, so a
-        /// run of short ones is a tag carried toward the user — or a bank that has not yet caught
-        /// up, whose angle is not worth showing either. For a still tag whose innovations are
-        /// standard normal, 3 of 5 below −1 happens on `Σₖ₌₃⁵ C(5,k) 0.16ᵏ 0.84⁵⁻ᵏ` = 3.2 % of
-        /// updates; the eight-range trend test that restarts the acquisition needs four beyond
-        /// 1.5 at the median, ~2 s of walking, during which a tag carried toward the user would
-        /// otherwise be shown where it was. A window of 0 turns it off; windows beyond 8 count the
-        /// last 8.
         /// A tracked UWB object expected to keep still whose last eight ranges run away from its
         /// still model *smoothly* — each excess `z − ‖p_s − a‖` within this many metres of the one
         /// before, and the last at least ``runAwayRise`` beyond the first — is being carried away

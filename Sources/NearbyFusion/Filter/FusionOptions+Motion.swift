@@ -38,6 +38,7 @@ extension FusionOptions {
         /// walk turns into a manoeuvre (`λ_turn`), ``SteadyMotion``. 0.5 and 0.5 (a turn or a
         /// change of pace every two seconds or so, each over in about two).
         public var steadySettleRate: Double = 0.5
+        /// `λ_turn`, 1/s (see ``steadySettleRate``).
         public var steadyTurnRate: Double = 0.5
         /// Fading memory of the acquisition batch of an object that may move, seconds: an update
         /// `τ` old counts `exp(−τ/T)` times in its position-and-velocity fit

@@ -1,6 +1,8 @@
 /// Camera assistance convergence for one object or the session.
 public struct AlgorithmConvergence: Sendable, Hashable {
+    /// `converged`, `notConverged` with its reasons, or `unknown`.
     public var status: ConvergenceStatus
+    /// A convergence with `status`.
     public init(status: ConvergenceStatus) { self.status = status }
 }
 
@@ -30,6 +32,7 @@ public struct NearbyObjectEstimate: Sendable, Hashable {
     /// when camera assistance is off (the estimate format's `motion`).
     public var motion: MotionActivityState?
 
+    /// An estimate with the given outputs (each `nil` when not available).
     public init(timestamp: Double, objectID: String, distance: Double? = nil, direction: Vector3? = nil,
                 horizontalAngle: Double? = nil, verticalDirectionEstimate: VerticalDirectionEstimate? = nil,
                 worldTransform: WorldTransform? = nil, convergence: AlgorithmConvergence? = nil,
@@ -49,9 +52,12 @@ public struct NearbyObjectEstimate: Sendable, Hashable {
 
 /// A change of the session-level convergence (conditions that are not about one object).
 public struct SessionConvergenceUpdate: Sendable, Hashable {
+    /// Time of the change, seconds.
     public var timestamp: Double
+    /// The session-level convergence from then on (lighting, VIO tracking).
     public var convergence: AlgorithmConvergence
 
+    /// A change at `timestamp` (seconds) to `convergence`.
     public init(timestamp: Double, convergence: AlgorithmConvergence) {
         self.timestamp = timestamp
         self.convergence = convergence

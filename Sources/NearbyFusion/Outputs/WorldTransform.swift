@@ -3,10 +3,12 @@
 /// Serialised as 16 numbers **column-major** (as `simd_float4x4`'s columns):
 /// `[R₀₀ R₁₀ R₂₀ 0, R₀₁ R₁₁ R₂₁ 0, R₀₂ R₁₂ R₂₂ 0, tₓ t_y t_z 1]`.
 public struct WorldTransform: Sendable, Hashable {
+    /// The rotation `R`, world from object (the identity: an accessory's orientation is not observed).
     public var rotation: Matrix3
     /// The translation column: the object's position in the world frame, metres.
     public var translation: Vector3
 
+    /// A transform with rotation `rotation` and translation `translation` (metres, world frame).
     public init(rotation: Matrix3 = .identity, translation: Vector3) {
         self.rotation = rotation
         self.translation = translation

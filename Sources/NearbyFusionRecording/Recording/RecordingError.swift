@@ -5,11 +5,16 @@ import Foundation
 /// Its description reads `FILE:LINE: key 'KEY': MESSAGE` (the key part only when one
 /// key is at fault), e.g. `walk.jsonl:12: key 'orientation': not a unit quaternion (norm 1.2)`.
 public struct RecordingError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The file, as it was named (`<stdin>` for standard input).
     public var file: String
+    /// The line, from 1 (0: the file as a whole, e.g. it cannot be opened).
     public var line: Int
+    /// The key at fault, when one is (`device.name`, `objects[2].kind`, `t`…).
     public var key: String?
+    /// What is wrong, in words.
     public var message: String
 
+    /// An error at `file`:`line`, naming `key` when given.
     public init(file: String, line: Int, key: String? = nil, message: String) {
         self.file = file
         self.line = line

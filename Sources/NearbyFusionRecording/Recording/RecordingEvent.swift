@@ -1,10 +1,15 @@
 import NearbyFusion
 /// The AR/VIO configuration declared in a recording header (as `ARWorldTrackingConfiguration`).
 public struct ARConfigurationDescription: Sendable, Hashable {
+    /// ARKit's world alignment (`gravity` is the only one camera assistance accepts).
     public var worldAlignment: String = "gravity"
+    /// Collaborative sessions (must be off).
     public var collaborationEnabled = false
+    /// Face tracking with the front camera (must be off).
     public var userFaceTrackingEnabled = false
+    /// Whether the session started from a saved world map (must not).
     public var initialWorldMap = false
+    /// Whether ARKit may relocalise (must not).
     public var relocalizationEnabled = false
     public init() {}
 
@@ -18,14 +23,19 @@ public struct ARConfigurationDescription: Sendable, Hashable {
 
 /// A recording's first line.
 public struct RecordingHeader: Sendable, Hashable {
+    /// The device's name, for people.
     public var deviceName: String
+    /// What the device can measure.
     public var capabilities: DeviceCapabilities
+    /// The AR session the VIO ran, when the recording says.
     public var arConfiguration: ARConfigurationDescription?
+    /// The objects ranged, in the header's order.
     public var objects: [(id: String, kind: ObjectKind)]
     /// Objects ranged by something other than UWB (the header's per-object `ranging`; absent
     /// means `uwb`).
     public var rangingByObject: [String: RangingTechnology]
 
+    /// A header; objects not in `rangingByObject` are ranged by UWB.
     public init(deviceName: String, capabilities: DeviceCapabilities, arConfiguration: ARConfigurationDescription? = nil,
                 objects: [(id: String, kind: ObjectKind)], rangingByObject: [String: RangingTechnology] = [:]) {
         self.deviceName = deviceName
@@ -53,12 +63,14 @@ public struct RecordingHeader: Sendable, Hashable {
         return nil
     }
 
+    /// Equal when every field is.
     public static func == (a: RecordingHeader, b: RecordingHeader) -> Bool {
         a.deviceName == b.deviceName && a.capabilities == b.capabilities && a.arConfiguration == b.arConfiguration
             && a.objects.map(\.id) == b.objects.map(\.id) && a.objects.map(\.kind) == b.objects.map(\.kind)
             && a.rangingByObject == b.rangingByObject
     }
 
+    /// Hashes every field.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(deviceName)
         hasher.combine(objects.map(\.id))

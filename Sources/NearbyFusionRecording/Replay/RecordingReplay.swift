@@ -15,9 +15,13 @@ public enum EstimateStreamLine: Sendable, Hashable {
 
 /// What happened to one object during a replay.
 public struct ReplayObjectSummary: Sendable {
+    /// The object's identifier.
     public var objectID: String
+    /// Accessory or peer.
     public var kind: ObjectKind
+    /// Radio updates replayed for it.
     public var updates = 0
+    /// Time of its first update, seconds.
     public var firstUpdateTime: Double?
     /// Time of the first `converged` status, seconds.
     public var firstConvergedTime: Double?
@@ -31,19 +35,29 @@ public struct ReplayObjectSummary: Sendable {
 
 /// The outcome of replaying a recording.
 public struct ReplaySummary: Sendable {
+    /// The recording.
     public var file: String
+    /// Its header.
     public var header: RecordingHeader
+    /// Poses replayed.
     public var poseCount = 0
+    /// Radio updates replayed (UWB and Channel Sounding).
     public var uwbCount = 0
+    /// Lines of the estimate stream written.
     public var estimateLineCount = 0
+    /// Time of the first and the last event, seconds.
     public var firstTime: Double?
+    /// (See ``firstTime``.)
     public var lastTime: Double?
+    /// Each object's summary, in the header's order.
     public var objects: [ReplayObjectSummary] = []
+    /// Each change of the session-level convergence: seconds from the first event, and the status.
     public var sessionTimeline: [(time: Double, status: ConvergenceStatus)] = []
 }
 
 /// An error that stops a replay before it starts (the recording itself is readable).
 public struct ReplayError: Error, Sendable, CustomStringConvertible {
+    /// The refusal, naming file, line 1 and the key, as every command prints it.
     public var description: String
 }
 
