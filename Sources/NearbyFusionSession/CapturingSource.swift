@@ -40,8 +40,11 @@ public final class CapturingSource: NearbyDataSource {
         state = Mutex((writer, 0, nil, 0))
     }
 
+    /// The wrapped source's.
     public var capabilities: DeviceCapabilities { wrapped.capabilities }
+    /// The wrapped source's.
     public var arConfiguration: ARConfigurationDescription? { wrapped.arConfiguration }
+    /// The wrapped source's.
     public var recordedPeers: [NIDiscoveryToken: String]? { wrapped.recordedPeers }
 
     /// Events delivered to the session that the recording could not hold.
@@ -49,6 +52,7 @@ public final class CapturingSource: NearbyDataSource {
     /// Why the first of them could not be recorded.
     public var firstRecordingError: RecordingError? { state.withLock { $0.firstError } }
 
+    /// Starts the wrapped source; each event is recorded, then delivered.
     public func start(delivering sink: @escaping @Sendable (SourceEvent) -> Void) {
         wrapped.start { [self] event in
             record(event)
@@ -56,6 +60,7 @@ public final class CapturingSource: NearbyDataSource {
         }
     }
 
+    /// Stops the wrapped source.
     public func stop() { wrapped.stop() }
 
     private func record(_ event: SourceEvent) {

@@ -31,8 +31,10 @@ open class NIConfiguration: NSObject {
 
 /// Interaction with another device running a session, as `NINearbyPeerConfiguration`.
 public final class NINearbyPeerConfiguration: NIConfiguration {
+    /// The peer's token, as its app shared it.
     public let peerDiscoveryToken: NIDiscoveryToken
 
+    /// Ranging with the peer whose token is `peerToken`.
     public init(peerToken: NIDiscoveryToken) { peerDiscoveryToken = peerToken }
 
     public override func copy(with zone: NSZone? = nil) -> Any {
@@ -58,11 +60,14 @@ public final class NINearbyPeerConfiguration: NIConfiguration {
 /// (1–64 bytes) — the object id its data source reports it under. A Channel Sounding
 /// accessory is reported under its Bluetooth identifier's `uuidString`.
 public final class NINearbyAccessoryConfiguration: NIConfiguration {
+    /// The accessory's identifier: the object identifier its data source reports it under.
     public let accessoryIdentifier: String
+    /// The accessory's Bluetooth identifier, when the app gave one.
     public let bluetoothPeerIdentifier: UUID?
     /// The Bluetooth identifier of a Channel Sounding accessory, and the one it had before
     /// (reconnection); `nil` for UWB accessories.
     public let bluetoothChannelSoundingIdentifier: UUID?
+    /// The identifier a Channel Sounding accessory had before (reconnection), if any.
     public let previousBluetoothIdentifier: UUID?
     /// The accessory's token, as Apple's `accessoryDiscoveryToken`: the nearby object of
     /// this session carries it. Derived from the identifier (FNV-1a, 128 bits), so the same
@@ -95,6 +100,8 @@ public final class NINearbyAccessoryConfiguration: NIConfiguration {
         try self.init(accessoryData: data, bluetoothPeerIdentifier: nil)
     }
 
+    /// Reads accessory configuration data (`NFAC`, version 1, the identifier); throws
+    /// `NIError(.invalidConfiguration)` for anything malformed.
     public convenience init(accessoryData data: Data, bluetoothPeerIdentifier: UUID?) throws {
         let bytes = [UInt8](data)
         guard bytes.count >= 6, bytes.count <= 69, Array(bytes.prefix(4)) == Array("NFAC".utf8) else {

@@ -40,20 +40,25 @@ extension NearbyDataSource {
 
 /// The app's own feed: it calls ``send(_:)`` with each VIO pose and UWB update.
 public final class ManualSource: NearbyDataSource {
+    /// What the device can do.
     public let capabilities: DeviceCapabilities
     private let state: Mutex<(sink: (@Sendable (SourceEvent) -> Void)?, ar: ARConfigurationDescription?)>
 
+    /// A feed for a device with `capabilities` whose AR session runs `arConfiguration`.
     public init(capabilities: DeviceCapabilities = .phone, arConfiguration: ARConfigurationDescription? = ARConfigurationDescription()) {
         self.capabilities = capabilities
         state = Mutex((nil, arConfiguration))
     }
 
+    /// The AR configuration, checked when the source starts.
     public var arConfiguration: ARConfigurationDescription? { state.withLock { $0.ar } }
 
     /// Changes the AR configuration (it is checked when the source next starts).
     public func setARConfiguration(_ configuration: ARConfigurationDescription?) { state.withLock { $0.ar = configuration } }
 
+    /// Lets ``send(_:)`` deliver to `sink`.
     public func start(delivering sink: @escaping @Sendable (SourceEvent) -> Void) { state.withLock { $0.sink = sink } }
+    /// Stops delivering: events sent now are dropped.
     public func stop() { state.withLock { $0.sink = nil } }
 
     /// Whether a session is listening.
@@ -70,7 +75,9 @@ public final class ManualSource: NearbyDataSource {
 /// Replays a list of events (a recording, or a simulation made in advance), as fast as
 /// possible or paced in real time, on a background thread.
 public final class RecordingSource: NearbyDataSource {
+    /// What the recorded device could do (its header).
     public let capabilities: DeviceCapabilities
+    /// The recorded AR configuration.
     public let arConfiguration: ARConfigurationDescription?
     let events: [SourceEvent]
     /// Seconds of recording per second of wall time (`.infinity`: as fast as possible).
@@ -87,6 +94,7 @@ public final class RecordingSource: NearbyDataSource {
     /// content and the peer's identifier), and they survive `NSKeyedArchiver`. Empty for a
     /// source made from events without a header.
     public let recordedPeerTokens: [NIDiscoveryToken]
+    /// Each recorded peer's identifier by its token (see ``recordedPeerTokens``).
     public let recordedPeers: [NIDiscoveryToken: String]?
 
     /// Reads a recording file. Throws its `RecordingError`.
@@ -145,6 +153,7 @@ public final class RecordingSource: NearbyDataSource {
         self.speed = speed
     }
 
+    /// Delivers the events from where it stopped, on a thread of its own.
     public func start(delivering sink: @escaping @Sendable (SourceEvent) -> Void) {
         let generation = running.withLock { $0 += 1; return $0 }
         let thread = Thread { [self] in
@@ -164,6 +173,7 @@ public final class RecordingSource: NearbyDataSource {
         thread.start()
     }
 
+    /// Stops delivering; ``start(delivering:)`` resumes.
     public func stop() { running.withLock { $0 += 1 } }
 
     /// Whether every event has been delivered.

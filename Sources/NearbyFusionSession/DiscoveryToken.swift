@@ -30,6 +30,7 @@ public final class NIDiscoveryToken: NSObject, NSSecureCoding, Codable, @uncheck
 
     // MARK: NSSecureCoding
 
+    /// Tokens decode only with secure coding, as Apple's.
     public static var supportsSecureCoding: Bool { true }
 
     public func encode(with coder: NSCoder) { coder.encode(data as NSData, forKey: "token") }

@@ -4,10 +4,14 @@
 /// models are of this size, so the per-update filter maths uses this hand-written type:
 /// the compiler keeps it in registers and nothing is allocated.
 public struct Matrix3: Hashable, Sendable {
+    /// The first row (`m_rc`: row r, column c).
     public var m00, m01, m02: Double
+    /// The second row.
     public var m10, m11, m12: Double
+    /// The third row.
     public var m20, m21, m22: Double
 
+    /// The matrix with these entries, row by row.
     @inlinable public init(_ m00: Double, _ m01: Double, _ m02: Double,
                            _ m10: Double, _ m11: Double, _ m12: Double,
                            _ m20: Double, _ m21: Double, _ m22: Double) {
@@ -31,7 +35,9 @@ public struct Matrix3: Hashable, Sendable {
         self.init(d.x, 0, 0, 0, d.y, 0, 0, 0, d.z)
     }
 
+    /// `I`.
     public static let identity = Matrix3(1, 0, 0, 0, 1, 0, 0, 0, 1)
+    /// `0`.
     public static let zero = Matrix3(0, 0, 0, 0, 0, 0, 0, 0, 0)
 
     /// `s·I`.

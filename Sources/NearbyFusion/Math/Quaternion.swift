@@ -3,15 +3,18 @@ import Foundation
 /// A unit quaternion `[x, y, z, w]` (vector part first, as in the recording format),
 /// used as the world-from-device rotation of a VIO pose.
 public struct Quaternion: Hashable, Sendable {
+    /// The vector part `(x, y, z)` and the scalar part `w`.
     public var x: Double
     public var y: Double
     public var z: Double
     public var w: Double
 
+    /// The quaternion `w + x i + y j + z k` (not normalised).
     @inlinable public init(x: Double, y: Double, z: Double, w: Double) {
         self.x = x; self.y = y; self.z = z; self.w = w
     }
 
+    /// No rotation.
     public static let identity = Quaternion(x: 0, y: 0, z: 0, w: 1)
 
     /// The rotation by `angle` radians about the unit `axis` (right-hand rule):

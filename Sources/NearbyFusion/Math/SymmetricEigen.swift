@@ -7,10 +7,13 @@ public struct SymmetricEigen3: Sendable, Equatable {
     public var values: Vector3
     /// Unit eigenvectors; `vectors[k]` belongs to eigenvalue `k`.
     public var vector0: Vector3
+    /// The eigenvector of the second eigenvalue (unit).
     public var vector1: Vector3
+    /// The eigenvector of the third eigenvalue (unit).
     public var vector2: Vector3
 
     @inlinable
+    /// A decomposition with these eigenvalues and unit eigenvectors.
     public init(values: Vector3, vector0: Vector3, vector1: Vector3, vector2: Vector3) {
         self.values = values
         self.vector0 = vector0

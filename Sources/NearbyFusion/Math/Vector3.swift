@@ -5,10 +5,12 @@
 /// value is expressed in is part of the name of every variable that holds one
 /// (`devicePositionInWorld`, `directionInDevice`).
 public struct Vector3: Hashable, Sendable, CustomStringConvertible {
+    /// Components, in the frame the name of the value gives (world or device), usually metres.
     public var x: Double
     public var y: Double
     public var z: Double
 
+    /// The vector `(x, y, z)`.
     @inlinable public init(_ x: Double, _ y: Double, _ z: Double) {
         self.x = x; self.y = y; self.z = z
     }
@@ -19,12 +21,14 @@ public struct Vector3: Hashable, Sendable, CustomStringConvertible {
         self.init(array[0], array[1], array[2])
     }
 
+    /// `(0, 0, 0)`.
     public static let zero = Vector3(0, 0, 0)
     /// World up (+Y, gravity-aligned), as in ARKit's world frame.
     public static let worldUp = Vector3(0, 1, 0)
 
     @inlinable @inline(__always) public static func + (a: Vector3, b: Vector3) -> Vector3 { Vector3(a.x + b.x, a.y + b.y, a.z + b.z) }
     @inlinable @inline(__always) public static func - (a: Vector3, b: Vector3) -> Vector3 { Vector3(a.x - b.x, a.y - b.y, a.z - b.z) }
+    /// `−a`.
     @inlinable public static prefix func - (a: Vector3) -> Vector3 { Vector3(-a.x, -a.y, -a.z) }
     @inlinable @inline(__always) public static func * (s: Double, a: Vector3) -> Vector3 { Vector3(s * a.x, s * a.y, s * a.z) }
     @inlinable @inline(__always) public static func * (a: Vector3, s: Double) -> Vector3 { Vector3(s * a.x, s * a.y, s * a.z) }
@@ -67,5 +71,6 @@ public struct Vector3: Hashable, Sendable, CustomStringConvertible {
     /// The components as an array `[x, y, z]` (for I/O only; allocates).
     public var array: [Double] { [x, y, z] }
 
+    /// `(x, y, z)`.
     public var description: String { "(\(x), \(y), \(z))" }
 }

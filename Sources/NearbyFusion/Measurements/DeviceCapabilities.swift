@@ -17,6 +17,7 @@ public struct DeviceCapabilities: Sendable, Hashable {
     /// default `true`.
     public var supportsBluetoothChannelSounding: Bool
 
+    /// A device with these capabilities (a phone's by default).
     public init(supportsPreciseDistanceMeasurement: Bool = true, supportsDirectionMeasurement: Bool = true,
                 supportsCameraAssistance: Bool = true, supportsElevationMeasurement: Bool = true,
                 supportsBluetoothChannelSounding: Bool = true) {

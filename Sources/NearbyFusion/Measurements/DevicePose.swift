@@ -32,6 +32,8 @@ public struct DevicePose: Sendable, Hashable {
     /// ARKit's ambient light estimate in lumens (1000 ≈ a well-lit room); `nil` if not given.
     public var ambientIntensity: Double?
 
+    /// A pose at `timestamp` (seconds): position in the world frame (metres), orientation
+    /// world-from-device, VIO tracking state and ambient light (lumens).
     public init(timestamp: Double, positionInWorld: Vector3, worldFromDevice: Quaternion,
                 tracking: TrackingState = .normal, ambientIntensity: Double? = nil) {
         self.timestamp = timestamp

@@ -9,6 +9,8 @@ public struct UWBMeasurement: Sendable, Hashable {
     /// `nil` outside the radio's field of view or on devices without direction finding.
     public var directionInDevice: Vector3?
 
+    /// An update at `timestamp` (seconds): distance (metres) and unit direction (device frame),
+    /// each `nil` when the radio gave none.
     public init(timestamp: Double, distance: Double?, directionInDevice: Vector3?) {
         self.timestamp = timestamp
         self.distance = distance

@@ -26,7 +26,9 @@ import NearbyFusionRecording
 ///   horizontalAngle within that of the truth; needs `truth` lines); `motion
 ///   moving|stationary|unknown` (the object's published `motion`; `null` where it has none).
 public struct CoachingExpectation: Sendable, Hashable {
+    /// `always`: every update in the window satisfies the clause; `eventually`: one does.
     public enum Quantifier: String, Sendable { case always, eventually }
+    /// What an update must satisfy (the clauses of the expectation language).
     public enum Clause: Sendable, Hashable {
         case status(String)
         case reasons(ConvergenceReasons)
@@ -39,15 +41,22 @@ public struct CoachingExpectation: Sendable, Hashable {
         case motion(String)
     }
 
+    /// The line of the expectation file, from 1.
     public var line: Int
+    /// `always` or `eventually`.
     public var quantifier: Quantifier
+    /// The window, seconds from the recording's first timestamp, inclusive (`to` may be infinite: `end`).
     public var from: Double
+    /// (See ``from``.)
     public var to: Double
+    /// An object's identifier, or `session`.
     public var subject: String
+    /// The clause every (or one) update must satisfy.
     public var clause: Clause
     /// The expectation as written (for reports).
     public var text: String
 
+    /// The outputs `available` and `withheld` name.
     public static let outputs = ["distance", "direction", "horizontalAngle", "verticalDirectionEstimate", "worldTransform"]
 
     /// Parses an expectation file.
@@ -119,7 +128,9 @@ public struct CoachingExpectation: Sendable, Hashable {
 
 /// The verdict on one expectation.
 public struct CoachingVerdict: Sendable {
+    /// The expectation judged.
     public var expectation: CoachingExpectation
+    /// Whether it held.
     public var passed: Bool
     /// Updates (or session states) in the window.
     public var considered: Int
@@ -153,6 +164,8 @@ public enum CoachingCheck {
         var end = 0.0
     }
 
+    /// Replays the recording at `path` and judges each expectation; throws the reader's or the
+    /// replay's error.
     public static func check(recording path: String, expectations: [CoachingExpectation],
                              options: FusionOptions = FusionOptions()) throws -> [CoachingVerdict] {
         try check(reader: RecordingReader(path: path), name: path, expectations: expectations, options: options)

@@ -17,10 +17,15 @@ import NearbyFusionRecording
 /// Merging is exact and order-free: bucket counts and extremes add up the same whatever
 /// the shards.
 public struct ErrorSketch: Codable, Sendable, Equatable {
+    /// How many values.
     public private(set) var count = 0
+    /// Their sum, and the sum of their squares.
     public private(set) var sum = 0.0
+    /// (See ``sum``.)
     public private(set) var sumOfSquares = 0.0
+    /// The smallest and the largest value (±∞ while empty).
     public private(set) var min = Double.infinity
+    /// (See ``min``.)
     public private(set) var max = -Double.infinity
     /// `[bucket, count]` pairs, ascending by bucket.
     public private(set) var buckets: [[Int]] = []
@@ -107,6 +112,8 @@ public struct ErrorSketch: Codable, Sendable, Equatable {
     // An empty sketch has infinite extremes, which JSON cannot hold: they are written as 0.
     enum CodingKeys: String, CodingKey { case count, sum, sumOfSquares, min, max, buckets }
 
+    /// Reads a sketch, refusing an inconsistent one: counts out of range, buckets repeated or out
+    /// of order, counts that do not add up, non-finite sums.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         count = try c.decode(Int.self, forKey: .count)
@@ -130,6 +137,7 @@ public struct ErrorSketch: Codable, Sendable, Equatable {
         }
     }
 
+    /// Writes the sketch (an empty one's extremes as 0).
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(count, forKey: .count)

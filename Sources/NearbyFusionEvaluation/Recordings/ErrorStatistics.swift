@@ -4,10 +4,15 @@ import NearbyFusionRecording
 
 /// Summary statistics of a set of errors, named as `evo` names them.
 public struct ErrorStatistics: Codable, Sendable, Equatable {
+    /// How many errors.
     public var count: Int
+    /// The largest.
     public var max: Double
+    /// The arithmetic mean.
     public var mean: Double
+    /// The median (linear interpolation).
     public var median: Double
+    /// The smallest.
     public var min: Double
     /// `√(Σ eᵢ² / n)`.
     public var rmse: Double

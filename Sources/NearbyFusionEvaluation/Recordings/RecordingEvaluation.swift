@@ -4,7 +4,9 @@ import NearbyFusionRecording
 
 /// Accuracy of the engine on one object of a recording that carries `truth` lines.
 public struct ObjectEvaluation: Codable, Sendable {
+    /// The object's identifier (or the row's name for a pooled total).
     public var object: String
+    /// Radio updates scored.
     public var updates: Int
     /// |horizontalAngle − truth| of every published horizontal angle, degrees.
     public var horizontalAngleErrorDegrees: ErrorStatistics?
@@ -226,7 +228,9 @@ public struct RangeErrorSummary: Codable, Sendable, Hashable {
 
 /// The evaluation of one recording.
 public struct RecordingEvaluationReport: Codable, Sendable {
+    /// The recording's path.
     public var recording: String
+    /// Each object's evaluation, in the header's order.
     public var objects: [ObjectEvaluation]
 }
 
@@ -238,6 +242,7 @@ public enum RecordingEvaluation {
 
     /// Categories of the vertical confusion table.
     public static let truthCategories = ["same", "above", "below"]
+    /// The columns of the vertical confusion table: what was published.
     public static let estimateCategories = ["unknown", "same", "above", "below", "aboveOrBelow", "null"]
 
     /// The Cramér–Rao bound on the horizontal angle to `p` from `c`, radians: `√(eᵀ J⁻¹ e) / d_h`,
@@ -267,6 +272,7 @@ public enum RecordingEvaluation {
                               devicePositionInWorld: pose.positionInWorld, worldFromDevice: pose.worldFromDevice)
     }
 
+    /// Replays the recording at `path` and scores every object that has `truth` lines.
     public static func evaluate(path: String, options: FusionOptions = FusionOptions()) throws -> RecordingEvaluationReport {
         var evaluator: RecordingEvaluator?
         try RecordingReplay.drive(path: path, options: options, withMoments: true, start: { h in
@@ -515,6 +521,7 @@ public struct RecordingEvaluator {
     var scorers: [ObjectScorer]   // per object, in header order
     var pose: DevicePose?
 
+    /// An evaluator for a recording with `header`, replayed with `options`.
     public init(header: RecordingHeader, options: FusionOptions = FusionOptions()) {
         self.header = header
         self.options = options

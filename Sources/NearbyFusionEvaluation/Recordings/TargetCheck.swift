@@ -8,6 +8,7 @@ import NearbyFusionRecording
 /// distance-only sessions' (``RealSessionTargets``), so that each target has a command that
 /// reproduces its figure and a verdict that does not depend on who reads the table.
 public struct TargetCheck: Codable, Sendable, Hashable {
+    /// Whether the measurement meets the target.
     public enum Verdict: String, Codable, Sendable, Hashable {
         case met
         case missed
@@ -35,8 +36,10 @@ public struct TargetCheck: Codable, Sendable, Hashable {
     public var target: String
     /// What was measured, with the figures the verdict reads.
     public var measured: String
+    /// Met, missed, or not judged.
     public var verdict: Verdict
 
+    /// A judged target.
     public init(area: Area, subject: String, target: String, measured: String, verdict: Verdict) {
         self.area = area
         self.subject = subject
@@ -66,6 +69,7 @@ public struct TargetCheck: Codable, Sendable, Hashable {
 /// of updates converged from the first convergence on; `horizontalAngle` error median ≤ 2°
 /// and p95 ≤ 6°; at most one change of status a minute.
 public enum RealSessionTargets {
+    /// The targets judged on `o`, named `subject` in the table.
     public static func checks(for o: ObjectEvaluation, subject: String) -> [TargetCheck] {
         var checks: [TargetCheck] = []
         func check(_ target: String, _ measured: String, _ met: Bool?) {

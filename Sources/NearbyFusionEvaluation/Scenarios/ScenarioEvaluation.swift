@@ -5,6 +5,7 @@ import NearbyFusionSimulation
 
 /// One published estimate with the truth at that moment.
 public struct EvaluatedUpdate: Sendable {
+    /// What the engine published.
     public var estimate: NearbyObjectEstimate
     /// The object's true position expressed in the VIO's (drifting) world frame: the true
     /// position plus the VIO's current offset `sensed − true` device position. This is where
@@ -33,6 +34,7 @@ public struct EvaluatedUpdate: Sendable {
     public var rawDistance: Double?
     /// The engine's mixture moments after this update.
     public var moments: MixtureMoments?
+    /// Hypotheses in the bank after this update.
     public var hypothesisCount: Int
     /// The bank after this update (the estimator's machinery, `@_spi(Internals)`).
     @_spi(Internals) public var hypotheses: [PositionHypothesis]
@@ -40,7 +42,9 @@ public struct EvaluatedUpdate: Sendable {
 
 /// The outcome of running a scenario through the engine in memory.
 public struct ScenarioRun: Sendable {
+    /// Every published estimate with its truth, in order.
     public var updates: [EvaluatedUpdate] = []
+    /// Every change of the session-level convergence.
     public var sessionChanges: [SessionConvergenceUpdate] = []
     /// NEES `(μ − p)ᵀ C⁻¹ (μ − p)` of the exact posterior's Gaussian summary
     /// (``RangeOnlyPosterior/moments()``) at the object's last range, true frame: what the
