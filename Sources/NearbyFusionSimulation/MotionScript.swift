@@ -33,6 +33,7 @@ public enum MotionSegment: Sendable, Hashable {
     /// Changes the hold (instantaneous).
     case hold(DeviceHold)
 
+    /// The segment's length, seconds (0 for a change of hold).
     public var duration: Double {
         switch self {
         case .still(let d), .sweepSideways(let d, _, _, _), .sweepUpDown(let d, _, _), .figureEight(let d, _, _),
@@ -62,9 +63,13 @@ extension DevicePath {
 /// `TrajectoryFormats`) used as the true device path: positions interpolated linearly,
 /// orientations by slerp, time rebased so that the first pose is at 0.
 public struct SampledDevicePath: DevicePath {
+    /// The samples' times, seconds from 0, ascending.
     public let times: [Double]
+    /// The device's positions, world frame, metres.
     public let positions: [Vector3]
+    /// The device's orientations, world-from-device.
     public let orientations: [Quaternion]
+    /// The last sample's time, seconds.
     public var duration: Double { times.last ?? 0 }
 
     /// - Parameters:
@@ -95,6 +100,7 @@ public struct SampledDevicePath: DevicePath {
         self.orientations = orientations
     }
 
+    /// The pose at `t` seconds: positions interpolated linearly, orientations by slerp.
     public func pose(at t: Double) -> (positionInWorld: Vector3, worldFromDevice: Quaternion) {
         guard let last = times.indices.last else { return (.zero, .identity) }
         if t <= times[0] { return (positions[0], orientations[0]) }
@@ -113,19 +119,26 @@ public struct SampledDevicePath: DevicePath {
 
 /// The device's true trajectory: a motion script played from a start position and heading.
 public struct DeviceTrajectory: DevicePath {
+    /// Where the device stands at the start of a segment.
     public struct State: Sendable, Hashable {
         /// Device position in the world, metres.
         public var positionInWorld: Vector3
         /// Heading: clockwise angle from world −Z seen from above, radians.
         public var heading: Double
+        /// Portrait or landscape.
         public var hold: DeviceHold
     }
 
+    /// The motions, in order.
     public let segments: [MotionSegment]
+    /// Where the script starts.
     public let start: State
     private let starts: [(time: Double, state: State)]
+    /// The whole script's length, seconds.
     public let duration: Double
 
+    /// `segments` played from `startPosition` (metres), facing `heading` (radians, clockwise
+    /// from −Z seen from above), held `hold`.
     public init(segments: [MotionSegment], startPosition: Vector3 = Vector3(0, 1.4, 0), heading: Double = 0,
                 hold: DeviceHold = .portrait) {
         self.segments = segments

@@ -6,6 +6,7 @@ import NearbyFusionRecording
 
 /// The UWB radio's sensing model.
 public struct RadioModel: Sendable, Hashable {
+    /// What the simulated device can measure.
     public var capabilities: DeviceCapabilities = .phone
     /// Updates per second per object.
     public var rateHz: Double = 10
@@ -13,11 +14,13 @@ public struct RadioModel: Sendable, Hashable {
     public var rangeStandardDeviation: Double = 0.06
     /// Azimuth and elevation noise σ, radians.
     public var azimuthStandardDeviation: Double = Angle.radians(degrees: 3)
+    /// (See ``azimuthStandardDeviation``.)
     public var elevationStandardDeviation: Double = Angle.radians(degrees: 5)
     /// Direction only inside this half-angle around device −Z, radians.
     public var fieldOfViewHalfAngle: Double = Angle.radians(degrees: 55)
     /// Probability that one range is non-line-of-sight, and its positive bias range, metres.
     public var nlosProbability: Double = 0
+    /// (See ``nlosProbability``.)
     public var nlosBiasRange: ClosedRange<Double> = 0.5...2.0
     /// Mean length, in updates, of a non-line-of-sight burst. 1 draws each update
     /// independently; longer bursts follow a two-state Markov chain whose stationary NLOS
@@ -52,6 +55,7 @@ public struct ChannelSoundingModel: Sendable, Hashable {
     /// Probability that a procedure's range carries multipath excess, and the mean length of
     /// a burst of such procedures.
     public var multipathProbability: Double = 0.15
+    /// Mean length of a multipath burst, procedures.
     public var multipathMeanBurstLength: Double = 3
     /// Positive excess of a multipath range, metres (uniform).
     public var multipathExcessRange: ClosedRange<Double> = 0.2...1.5
@@ -60,6 +64,7 @@ public struct ChannelSoundingModel: Sendable, Hashable {
     /// Every `trafficPeriod` seconds the share of procedures lost to other traffic is drawn
     /// anew, uniformly in this range: the rate varies between 5 and 2.5 Hz.
     public var trafficLossRange: ClosedRange<Double> = 0...0.5
+    /// How often the traffic loss is drawn anew, seconds.
     public var trafficPeriod: Double = 3
     public init() {}
 
@@ -81,11 +86,14 @@ public struct ChannelSoundingModel: Sendable, Hashable {
 
 /// An axis-aligned box in the world that biases ranges through it (non-line-of-sight).
 public struct Occluder: Sendable, Hashable {
+    /// The box's corners, world frame, metres.
     public var minimumCorner: Vector3
+    /// (See ``minimumCorner``.)
     public var maximumCorner: Vector3
     /// Positive range bias, metres, drawn uniformly per update.
     public var biasRange: ClosedRange<Double>
 
+    /// A box between the corners whose ranges through it run long by `biasRange` metres.
     public init(minimumCorner: Vector3, maximumCorner: Vector3, biasRange: ClosedRange<Double>) {
         self.minimumCorner = minimumCorner
         self.maximumCorner = maximumCorner
@@ -113,9 +121,11 @@ public struct Occluder: Sendable, Hashable {
 
 /// The VIO's sensing model and the scene.
 public struct VIOModel: Sendable, Hashable {
+    /// Poses per second.
     public var rateHz: Double = 60
     /// White position noise σ, metres, and orientation noise σ, radians.
     public var positionNoise: Double = 0.002
+    /// (See ``positionNoise``.)
     public var orientationNoise: Double = Angle.radians(degrees: 0.2)
     /// Drift as a fraction of the distance travelled (a fixed random direction).
     public var driftFraction: Double = 0.005

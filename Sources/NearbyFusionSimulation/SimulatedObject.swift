@@ -6,7 +6,9 @@ import NearbyFusionRecording
 
 /// A simulated nearby object (truth).
 public struct SimulatedObject: Sendable, Hashable {
+    /// The object's identifier in the recording.
     public var id: String
+    /// Accessory or peer.
     public var kind: ObjectKind
     /// Position at `t = 0`, world frame, metres.
     public var positionInWorld: Vector3
@@ -17,6 +19,7 @@ public struct SimulatedObject: Sendable, Hashable {
     public var velocityChanges: [VelocityChange] = []
     /// The object is removed at this time, seconds, for `removalReason`.
     public var removedAt: Double?
+    /// Why it is removed at ``removedAt``.
     public var removalReason: RemovalReason = .timeout
     /// The radio that ranges to it (Channel Sounding objects are sensed by the scenario's
     /// ``SimulationScenario/channelSounding`` model).

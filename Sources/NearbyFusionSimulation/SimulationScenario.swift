@@ -7,15 +7,22 @@ import NearbyFusionRecording
 /// A complete, seeded simulation: truth (device trajectory, objects) and sensing
 /// (VIO, radio).
 public struct SimulationScenario: Sendable {
+    /// The scenario's name (`simulate --scenario NAME`).
     public var name: String
+    /// The device's true path.
     public var trajectory: any DevicePath
+    /// The objects, in the header's order.
     public var objects: [SimulatedObject]
+    /// The UWB radio's model and the device's capabilities.
     public var radio = RadioModel()
+    /// The VIO's model and the scene's light.
     public var vio = VIOModel()
+    /// The header's device name.
     public var deviceName = "phone"
     /// Amplitude of each of the hand-tremor sinusoids, metres (0 for a recorded path,
     /// which has its own).
     public var tremorAmplitude = 0.0015
+    /// The seed every noise stream derives from.
     public var seed: UInt64
     /// The sensing model of objects ranged by Bluetooth Channel Sounding.
     public var channelSounding = ChannelSoundingModel()
@@ -25,9 +32,13 @@ public struct SimulationScenario: Sendable {
 
     /// The app says `state` about object `objectID` at `time` seconds.
     public struct MotionHint: Sendable, Hashable {
+        /// When, seconds.
         public var time: Double
+        /// About which object.
         public var objectID: String
+        /// What the app says.
         public var state: MotionActivityState
+        /// A hint `state` about `objectID` at `time` seconds.
         public init(time: Double, objectID: String, state: MotionActivityState) {
             self.time = time
             self.objectID = objectID
@@ -43,6 +54,7 @@ public struct SimulationScenario: Sendable {
         tremorAmplitude = 0
     }
 
+    /// A scenario with the default radio and VIO models.
     public init(name: String, trajectory: any DevicePath, objects: [SimulatedObject], seed: UInt64) {
         self.name = name
         self.trajectory = trajectory

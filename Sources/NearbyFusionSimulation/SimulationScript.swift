@@ -4,8 +4,11 @@ import NearbyFusionRecording
 
 /// A problem in a simulation script, located by file and line.
 public struct ScriptError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The script's file.
     public var file: String
+    /// The line, from 1.
     public var line: Int
+    /// What is wrong.
     public var message: String
     /// `FILE:LINE: MESSAGE`, or `FILE: MESSAGE` for a problem with the whole script (line 0).
     public var description: String { line > 0 ? "\(file):\(line): \(message)" : "\(file): \(message)" }

@@ -13,6 +13,7 @@ public enum Simulator {
     /// A simulated recording with, for every `pose` event, the device's true pose (what
     /// the sensed pose would be without VIO noise and drift).
     public struct Output: Sendable {
+        /// The recording's events, header first.
         public var events: [RecordingEvent]
         /// `(t, true position, true world-from-device)`, one per pose event, in order.
         public var trueDevicePoses: [(time: Double, positionInWorld: Vector3, worldFromDevice: Quaternion)]

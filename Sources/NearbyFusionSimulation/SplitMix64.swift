@@ -5,8 +5,10 @@ import Foundation
 public struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
+    /// A generator whose sequence is fixed by `seed`.
     public init(seed: UInt64) { state = seed }
 
+    /// The next 64 random bits (Steele, Lea and Flood's SplitMix64).
     public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
@@ -23,6 +25,7 @@ public struct NoiseStream: Sendable {
     private var generator: SplitMix64
     private var spareGaussian: Double?
 
+    /// The stream of the noise source `source` in the scenario seeded `seed`.
     public init(seed: UInt64, source: String) {
         var h: UInt64 = 0xCBF2_9CE4_8422_2325
         for b in source.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
