@@ -53,6 +53,7 @@ public protocol ARSessionObserver: AnyObject {
 }
 
 extension ARSessionObserver {
+    /// No relocalisation, as camera assistance requires.
     public func sessionShouldAttemptRelocalization(_ session: ARSession) -> Bool { false }
 }
 
@@ -65,8 +66,11 @@ public protocol ARSessionDelegate: ARSessionObserver {}
 open class ARSession: NSObject, @unchecked Sendable {
     /// Options for `run(_:options:)`.
     public struct RunOptions: OptionSet, Sendable {
+        /// One bit per option.
         public let rawValue: UInt
+        /// The options whose bits are `rawValue`.
         public init(rawValue: UInt) { self.rawValue = rawValue }
+        /// ARKit's run options (accepted and ignored here: no camera runs).
         public static let resetTracking = RunOptions(rawValue: 1 << 0)
         public static let removeExistingAnchors = RunOptions(rawValue: 1 << 1)
         public static let stopTrackedRaycasts = RunOptions(rawValue: 1 << 2)

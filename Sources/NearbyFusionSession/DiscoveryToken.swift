@@ -33,8 +33,10 @@ public final class NIDiscoveryToken: NSObject, NSSecureCoding, Codable, @uncheck
     /// Tokens decode only with secure coding, as Apple's.
     public static var supportsSecureCoding: Bool { true }
 
+    /// Archives the 20-byte payload under the key `token`.
     public func encode(with coder: NSCoder) { coder.encode(data as NSData, forKey: "token") }
 
+    /// Unarchives a token; `nil` for anything but a 20-byte payload with the magic.
     public init?(coder: NSCoder) {
         guard let payload = coder.decodeObject(of: NSData.self, forKey: "token") as Data?,
               payload.count == 20, Array(payload.prefix(4)) == Self.magic else { return nil }
@@ -43,6 +45,7 @@ public final class NIDiscoveryToken: NSObject, NSSecureCoding, Codable, @uncheck
 
     // MARK: Codable
 
+    /// Decodes a token from the base64 of its payload; throws for anything else.
     public required init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
         let text = try container.decode(String.self)
@@ -52,6 +55,7 @@ public final class NIDiscoveryToken: NSObject, NSSecureCoding, Codable, @uncheck
         bytes = token.bytes
     }
 
+    /// Encodes the token as the base64 of its payload.
     public func encode(to encoder: Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(data.base64EncodedString())

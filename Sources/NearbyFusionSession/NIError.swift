@@ -6,6 +6,7 @@ public let NIErrorDomain = "com.apple.NearbyInteraction"
 /// An error that ends a session, with the codes and raw values of Nearby Interaction's
 /// `NIError.Code`.
 public struct NIError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Nearby Interaction's error codes, with their raw values.
     public enum Code: Int, Sendable, Hashable, CaseIterable {
         case unsupportedPlatform = -5889
         case invalidConfiguration = -5888
@@ -19,18 +20,22 @@ public struct NIError: Error, Sendable, Hashable, CustomStringConvertible {
         case activeExtendedDistanceSessionsLimitExceeded = -5880
     }
 
+    /// What went wrong.
     public var code: Code
     /// What went wrong, for people.
     public var message: String
 
+    /// An error with `code` and `message`.
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
+    /// `NIError code (raw value): message`.
     public var description: String { "NIError \(code) (\(code.rawValue)): \(message)" }
 
     // Apple's static members for the codes (`NIError.invalidARConfiguration` is a `Code`).
+    /// The codes as static members of `NIError`, as Apple's bridged error spells them.
     public static var unsupportedPlatform: Code { .unsupportedPlatform }
     public static var invalidConfiguration: Code { .invalidConfiguration }
     public static var sessionFailed: Code { .sessionFailed }
@@ -46,8 +51,12 @@ public struct NIError: Error, Sendable, Hashable, CustomStringConvertible {
 /// Bridged to `NSError` as Apple's is: domain ``NIErrorDomain``, code the raw value, the
 /// message as the localised description.
 extension NIError: CustomNSError, LocalizedError {
+    /// ``NIErrorDomain``.
     public static var errorDomain: String { NIErrorDomain }
+    /// The code's raw value.
     public var errorCode: Int { code.rawValue }
+    /// The message as the localised description.
     public var errorUserInfo: [String: Any] { [NSLocalizedDescriptionKey: message] }
+    /// The message.
     public var errorDescription: String? { message }
 }

@@ -82,6 +82,7 @@ public protocol NIDeviceCapability: Sendable {
 }
 
 extension DeviceCapabilities: NIDeviceCapability {
+    /// No extended distance: no data source measures it.
     public var supportsExtendedDistanceMeasurement: Bool { false }
 }
 
@@ -102,6 +103,7 @@ public protocol NISessionDelegate: AnyObject {
 }
 
 extension NISessionDelegate {
+    /// Does nothing unless the delegate implements it (Apple's methods are optional).
     public func session(_ session: NISession, didUpdate nearbyObjects: [NINearbyObject]) {}
     public func session(_ session: NISession, didRemove nearbyObjects: [NINearbyObject], reason: NINearbyObject.RemovalReason) {}
     public func sessionDidStartRunning(_ session: NISession) {}
@@ -293,6 +295,7 @@ public final class NISession: @unchecked Sendable {
         queue.sync { runLocked(copy) }
     }
 
+    /// Stops updates until the next `run`; the token and the estimate are kept.
     public func pause() {
         queue.sync {
             guard state == .running || state == .suspended else { return }
@@ -301,6 +304,7 @@ public final class NISession: @unchecked Sendable {
         }
     }
 
+    /// Ends the session for good: its token stops being valid and peers are told.
     public func invalidate() {
         queue.sync { invalidateLocked(error: nil) }
     }

@@ -12,13 +12,18 @@ public typealias simd_float4 = SIMD4<Float>
 /// `init(_:_:_:_:)`, `init(diagonal:)`, `subscript(column)` and `matrix_identity_float4x4`.
 /// A `worldTransform`'s translation is `columns.3` (x, y, z, 1).
 public struct simd_float4x4: Sendable, Hashable {
+    /// The four columns (the fourth holds the translation).
     public var columns: (simd_float4, simd_float4, simd_float4, simd_float4)
 
+    /// The matrix with these columns.
     public init(columns: (simd_float4, simd_float4, simd_float4, simd_float4)) { self.columns = columns }
+    /// The matrix with columns `c0`…`c3`.
     public init(_ c0: simd_float4, _ c1: simd_float4, _ c2: simd_float4, _ c3: simd_float4) { columns = (c0, c1, c2, c3) }
+    /// The diagonal matrix `diag(d)`.
     public init(diagonal d: simd_float4) {
         columns = (simd_float4(d.x, 0, 0, 0), simd_float4(0, d.y, 0, 0), simd_float4(0, 0, d.z, 0), simd_float4(0, 0, 0, d.w))
     }
+    /// The zero matrix.
     public init() { self.init(diagonal: simd_float4(repeating: 0)) }
 
     /// Column `index` (0…3).
@@ -43,10 +48,12 @@ public struct simd_float4x4: Sendable, Hashable {
         }
     }
 
+    /// Equal when every column is.
     public static func == (a: simd_float4x4, b: simd_float4x4) -> Bool {
         a.columns.0 == b.columns.0 && a.columns.1 == b.columns.1 && a.columns.2 == b.columns.2 && a.columns.3 == b.columns.3
     }
 
+    /// Hashes the columns.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(columns.0); hasher.combine(columns.1); hasher.combine(columns.2); hasher.combine(columns.3)
     }

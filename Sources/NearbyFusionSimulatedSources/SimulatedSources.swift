@@ -8,9 +8,13 @@ import NearbyFusionSession
 /// The simulator running live: a scenario's recording delivered as a `RecordingSource`.
 public final class SimulatedSource: NearbyDataSource {
     let inner: RecordingSource
+    /// The scenario's device capabilities.
     public var capabilities: DeviceCapabilities { inner.capabilities }
+    /// A valid AR configuration.
     public var arConfiguration: ARConfigurationDescription? { inner.arConfiguration }
 
+    /// The events of `scenario`, simulated now, delivered at `speed` (seconds of scenario per
+    /// second of wall time; `.infinity`: as fast as possible).
     public init(scenario: SimulationScenario, speed: Double = .infinity) {
         var list: [SourceEvent] = []
         for e in Simulator.events(for: scenario) {
@@ -24,8 +28,11 @@ public final class SimulatedSource: NearbyDataSource {
         inner = RecordingSource(events: list, capabilities: scenario.radio.capabilities, arConfiguration: ARConfigurationDescription(), speed: speed)
     }
 
+    /// Delivers the events on a thread of its own.
     public func start(delivering sink: @escaping @Sendable (SourceEvent) -> Void) { inner.start(delivering: sink) }
+    /// Stops delivering.
     public func stop() { inner.stop() }
+    /// Whether every event has been delivered.
     public var isFinished: Bool { inner.isFinished }
 }
 
@@ -35,7 +42,9 @@ public final class SimulatedSource: NearbyDataSource {
 /// reported under the hexadecimal of its discovery token. When one side stops (its session
 /// is invalidated), the other is told `removed(peerEnded)`.
 public final class SimulatedPeerLink: Sendable {
+    /// Phone A's data source.
     public let sourceA: ManualSource
+    /// Phone B's data source.
     public let sourceB: ManualSource
     let pathA: DeviceTrajectory
     let pathB: DeviceTrajectory
@@ -46,6 +55,7 @@ public final class SimulatedPeerLink: Sendable {
     private let state: Mutex<(tokenA: DiscoveryToken?, tokenB: DiscoveryToken?, noise: NoiseStream, step: Int, endedA: Bool, endedB: Bool,
                                seenA: Bool, seenB: Bool)>
 
+    /// Two phones walking `pathA` and `pathB`, sensed with `radio` and `vio`, noise seeded by `seed`.
     public init(pathA: DeviceTrajectory, pathB: DeviceTrajectory, seed: UInt64, radio: RadioModel = RadioModel(),
                 vio: VIOModel = VIOModel()) {
         sourceA = ManualSource()
