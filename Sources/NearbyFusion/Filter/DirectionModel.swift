@@ -35,11 +35,17 @@ public enum DeviceAngles {
 /// Azimuth noise is usually smaller than elevation noise (antenna geometry), so `R` is
 /// `diag(σ_α², σ_ε²)`.
 public struct DirectionModel: PlanarMeasurementModel, Sendable {
+    /// Antenna position in the world frame, metres.
     public var antennaInWorld: Vector3
+    /// The device's orientation, world-from-device.
     public var worldFromDevice: Quaternion
+    /// `R = diag(σ_α², σ_ε²)`, rad².
     public var covariance: SymmetricMatrix2
+    /// Chi-square gate (2 dof) on the normalised innovation.
     public var gate: Double
 
+    /// The model of a direction measured from `antennaInWorld` by a device oriented
+    /// `worldFromDevice`, with azimuth and elevation noise σ (radians) and `gate`.
     public init(antennaInWorld: Vector3, worldFromDevice: Quaternion,
                 azimuthStandardDeviation: Double, elevationStandardDeviation: Double, gate: Double) {
         self.antennaInWorld = antennaInWorld
@@ -49,10 +55,12 @@ public struct DirectionModel: PlanarMeasurementModel, Sendable {
         self.gate = gate
     }
 
+    /// `h(p)`: azimuth and elevation of `objectInWorld` in the device frame, radians.
     @inlinable public func predicted(_ objectInWorld: Vector3) -> Vector2 {
         DeviceAngles.azimuthElevation(worldFromDevice.inverseRotate(objectInWorld - antennaInWorld))
     }
 
+    /// `H`, the two rows above, per metre.
     @inlinable public func jacobian(_ objectInWorld: Vector3) -> Jacobian2x3 {
         Self.jacobian(deviceFrame: worldFromDevice.inverseRotate(objectInWorld - antennaInWorld), worldFromDevice: worldFromDevice)
     }
@@ -74,6 +82,7 @@ public struct DirectionModel: PlanarMeasurementModel, Sendable {
         return (DeviceAngles.azimuthElevation(v), Self.jacobian(deviceFrame: v, worldFromDevice: worldFromDevice))
     }
 
+    /// `z − h(p)`, the azimuth wrapped to (−π, π].
     @inlinable public func residual(_ measured: Vector2, _ predicted: Vector2) -> Vector2 {
         Vector2(Angle.wrapped(measured.x - predicted.x), Angle.wrapped(measured.y - predicted.y))
     }
@@ -82,11 +91,17 @@ public struct DirectionModel: PlanarMeasurementModel, Sendable {
 /// Azimuth only, for radios that give no elevation: `h(p) = atan2(v_x, −v_z)`,
 /// `∂α/∂p = R (−v_z, 0, v_x)ᵀ / ρ²`.
 public struct AzimuthModel: ScalarMeasurementModel, Sendable {
+    /// Antenna position in the world frame, metres.
     public var antennaInWorld: Vector3
+    /// The device's orientation, world-from-device.
     public var worldFromDevice: Quaternion
+    /// `σ_α²`, rad².
     public var variance: Double
+    /// Chi-square gate (1 dof) on the normalised innovation.
     public var gate: Double
 
+    /// The model of an azimuth measured from `antennaInWorld` by a device oriented
+    /// `worldFromDevice`, with noise σ `standardDeviation` (radians) and `gate`.
     public init(antennaInWorld: Vector3, worldFromDevice: Quaternion, standardDeviation: Double, gate: Double) {
         self.antennaInWorld = antennaInWorld
         self.worldFromDevice = worldFromDevice
@@ -94,11 +109,13 @@ public struct AzimuthModel: ScalarMeasurementModel, Sendable {
         self.gate = gate
     }
 
+    /// `h(p)`: the azimuth of `objectInWorld` in the device frame, radians.
     @inlinable public func predicted(_ objectInWorld: Vector3) -> Double {
         let v = worldFromDevice.inverseRotate(objectInWorld - antennaInWorld)
         return atan2(v.x, -v.z)
     }
 
+    /// `∂α/∂p`, per metre.
     @inlinable public func jacobian(_ objectInWorld: Vector3) -> Vector3 {
         linearised(at: objectInWorld).jacobian
     }
@@ -111,6 +128,7 @@ public struct AzimuthModel: ScalarMeasurementModel, Sendable {
         return (atan2(v.x, -v.z), worldFromDevice.rotate(Vector3(-v.z / rho2, 0, v.x / rho2)))
     }
 
+    /// `z − h(p)` wrapped to (−π, π].
     @inlinable public func residual(_ measured: Double, _ predicted: Double) -> Double {
         Angle.wrapped(measured - predicted)
     }

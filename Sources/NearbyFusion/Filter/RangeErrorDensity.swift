@@ -37,6 +37,8 @@ public struct RangeErrorDensity: Sendable, Hashable {
     public let outlierDensity: Double
 
     @inlinable
+    /// The density with gross-outlier probability `ε` over `outlierSpan` metres and multipath
+    /// probability `η` with excess in `excessRange` metres.
     public init(outlierProbability eps: Double, outlierSpan: Double, excessProbability eta: Double,
                 excessRange: ClosedRange<Double>) {
         logInlierProbability = log(1 - eps - eta)

@@ -12,20 +12,24 @@ public struct RangeModel: ScalarMeasurementModel, Sendable {
     /// Chi-square gate (1 dof) on the normalised innovation.
     public var gate: Double
 
+    /// The model of a range from `antennaInWorld` with noise σ `standardDeviation` (metres) and `gate`.
     public init(antennaInWorld: Vector3, standardDeviation: Double, gate: Double) {
         self.antennaInWorld = antennaInWorld
         self.variance = standardDeviation * standardDeviation
         self.gate = gate
     }
 
+    /// `h(p) = ‖p − a‖`, metres.
     @inlinable public func predicted(_ objectInWorld: Vector3) -> Double {
         (objectInWorld - antennaInWorld).length
     }
 
+    /// `H = (p − a)ᵀ / ‖p − a‖` (zero at `p = a`).
     @inlinable public func jacobian(_ objectInWorld: Vector3) -> Vector3 {
         (objectInWorld - antennaInWorld).normalized
     }
 
+    /// `z − h(p)`, metres.
     @inlinable public func residual(_ measured: Double, _ predicted: Double) -> Double { measured - predicted }
 
     /// `‖p − a‖` and `(p − a)ᵀ/‖p − a‖` from one difference and one square root.

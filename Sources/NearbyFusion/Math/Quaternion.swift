@@ -5,8 +5,11 @@ import Foundation
 public struct Quaternion: Hashable, Sendable {
     /// The vector part `(x, y, z)` and the scalar part `w`.
     public var x: Double
+    /// (See ``x``.)
     public var y: Double
+    /// (See ``x``.)
     public var z: Double
+    /// The scalar part.
     public var w: Double
 
     /// The quaternion `w + x i + y j + z k` (not normalised).

@@ -2,6 +2,7 @@
 public struct Vector2: Hashable, Sendable {
     /// Components (for the direction models: azimuth and elevation, radians).
     public var x: Double
+    /// (See ``x``.)
     public var y: Double
     /// The vector `(x, y)`.
     @inlinable public init(_ x: Double, _ y: Double) { self.x = x; self.y = y }
@@ -15,7 +16,9 @@ public struct Vector2: Hashable, Sendable {
 public struct SymmetricMatrix2: Hashable, Sendable {
     /// The entries of `[[a, b], [b, c]]`.
     public var a: Double
+    /// (See ``a``.)
     public var b: Double
+    /// (See ``a``.)
     public var c: Double
     /// The matrix `[[a, b], [b, c]]`.
     @inlinable public init(a: Double, b: Double, c: Double) { self.a = a; self.b = b; self.c = c }
@@ -47,6 +50,7 @@ public struct SymmetricMatrix2: Hashable, Sendable {
 public struct Jacobian2x3: Hashable, Sendable {
     /// The two rows (each the gradient of one measured angle, per metre).
     public var row0: Vector3
+    /// (See ``row0``.)
     public var row1: Vector3
     /// The matrix with rows `row0` and `row1`.
     @inlinable public init(row0: Vector3, row1: Vector3) { self.row0 = row0; self.row1 = row1 }

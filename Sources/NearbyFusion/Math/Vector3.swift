@@ -7,7 +7,9 @@
 public struct Vector3: Hashable, Sendable, CustomStringConvertible {
     /// Components, in the frame the name of the value gives (world or device), usually metres.
     public var x: Double
+    /// (See ``x``.)
     public var y: Double
+    /// (See ``x``.)
     public var z: Double
 
     /// The vector `(x, y, z)`.
