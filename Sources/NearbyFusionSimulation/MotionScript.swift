@@ -197,6 +197,7 @@ public struct DeviceTrajectory: DevicePath {
         return Self.state(of: segments[index], from: s0, at: t - t0)
     }
 
+    /// The true pose at `t` seconds.
     public func pose(at t: Double) -> (positionInWorld: Vector3, worldFromDevice: Quaternion) {
         let s = state(at: t)
         return (s.positionInWorld, Self.orientation(heading: s.heading, hold: s.hold))

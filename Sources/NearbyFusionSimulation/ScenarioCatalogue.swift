@@ -205,6 +205,7 @@ public enum ScenarioCatalogue {
         .still(duration: 1),
     ]
 
+    /// A Channel Sounding tag at `position` under coached sweeps and a step (the `cs-*` family).
     public static func channelSoundingTag(seed: UInt64, position: Vector3 = Vector3(-1.1, 0.9, -3.6),
                                           name: String = "cs-coached-step") -> SimulationScenario {
         var tag = SimulatedObject(id: "tag", positionInWorld: position)

@@ -28,13 +28,16 @@ public struct SimulatedObject: Sendable, Hashable {
     /// From `time` (seconds) on, the object moves at `velocityInWorld` (m/s, world frame).
     public struct VelocityChange: Sendable, Hashable {
         public var time: Double
+        /// The new velocity, world frame, m/s.
         public var velocityInWorld: Vector3
+        /// A change to `velocityInWorld` at `time` seconds.
         public init(time: Double, velocityInWorld: Vector3) {
             self.time = time
             self.velocityInWorld = velocityInWorld
         }
     }
 
+    /// An object starting at `positionInWorld` with these properties.
     public init(id: String, kind: ObjectKind = .accessory, positionInWorld: Vector3, velocityInWorld: Vector3 = .zero,
                 removedAt: Double? = nil) {
         self.id = id

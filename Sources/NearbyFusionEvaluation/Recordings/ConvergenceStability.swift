@@ -14,6 +14,7 @@ public struct ConvergenceStability: Sendable, Hashable {
     public private(set) var firstConvergedAt: Double?
     /// Updates from the first converged one on (it included), and the converged ones among them.
     public internal(set) var updates = 0
+    /// (See ``updates``.)
     public internal(set) var converged = 0
     /// Status changes after the first convergence (that one is not a change).
     public internal(set) var changes = 0

@@ -10,9 +10,11 @@ public struct DistanceErrorSummary: Codable, Sendable, Hashable {
     public var count: Int
     /// `|d̂ − ‖p − a‖|` over those updates, metres: the median and the 95th percentile.
     public var publishedMedianMetres: Double
+    /// (See ``publishedMedianMetres``.)
     public var publishedP95Metres: Double
     /// `|z − ‖p − a‖|` over every range with a truth, metres (`nil` without ranges).
     public var rawMedianMetres: Double?
+    /// (See ``rawMedianMetres``.)
     public var rawP95Metres: Double?
     /// How far the published distance lags the true one, seconds (``lag(truth:published:maximum:)``);
     /// `nil` with fewer than ten published distances.

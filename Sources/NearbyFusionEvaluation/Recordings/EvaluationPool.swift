@@ -12,13 +12,17 @@ public struct EvaluationPool: Codable, Sendable, Equatable {
     public var version = 1
     /// Recordings evaluated (with truth), skipped (no truth) and failed.
     public var recordings = 0, skipped = 0, failed = 0
+    /// Radio updates scored.
     public var updates = 0
     /// Updates publishing each output, summed over objects.
     public var published: [String: Int] = [:]
+    /// Updates with a direction from the radio itself.
     public var rawDirectionCount = 0
+    /// Converged updates, and those more than 15° off.
     public var convergedCount = 0, falseConvergedCount = 0
     /// ``ConvergenceStability``'s counts, flat in the JSON document.
     public var updatesAfterFirst = 0, convergedAfterFirst = 0, statusChanges = 0
+    /// Seconds from the first convergence to the last update, summed over objects.
     public var secondsAfterFirst = 0.0
     /// The four counts above as one ``ConvergenceStability``.
     var stability: ConvergenceStability {
@@ -28,10 +32,12 @@ public struct EvaluationPool: Codable, Sendable, Equatable {
             statusChanges = newValue.changes; secondsAfterFirst = newValue.seconds
         }
     }
+    /// Truth category → published estimate → count, summed over objects.
     public var verticalConfusion: [String: [String: Int]] = [:]
     /// Per update: horizontal-angle errors (°), position errors (m), NEES, CRLB √tr (m), the
     /// errors of converged updates (m), the raw radio's angle errors (°).
     public var angleErrors = ErrorSketch(), positionErrors = ErrorSketch(), nees = ErrorSketch()
+    /// (See ``angleErrors``.)
     public var crlb = ErrorSketch(), convergedErrors = ErrorSketch(), rawAngleErrors = ErrorSketch()
     /// Per object: time to first convergence, and when the bound first allows 3°, seconds.
     public var timesToConvergence = ErrorSketch(), boundTimes = ErrorSketch()

@@ -102,8 +102,10 @@ public struct MotionReportScore: Sendable, Hashable {
     }
 
     /// The share of moving updates that said `moving` (`nil` without any).
+    /// (See ``movingUpdates``.)
     public var movingShare: Double? { movingUpdates > 0 ? Double(reportedMoving) / Double(movingUpdates) : nil }
     /// The share of still updates that said `stationary` (`nil` without any).
+    /// (See ``stillUpdates``.)
     public var stationaryShare: Double? { stillUpdates > 0 ? Double(reportedStationary) / Double(stillUpdates) : nil }
     /// The stops of the truth counted (reported or missed).
     public var stops: Int { stationaryLags.count + missedStops }
@@ -124,9 +126,11 @@ public struct MotionReportSummary: Codable, Sendable, Hashable {
     public var stationaryWhileMoving: Int
     /// Stops of the truth, and how many got no `stationary` before it moved again or ended.
     public var stops: Int
+    /// (See ``stops``.)
     public var missedStops: Int
     /// Seconds from a stop to `stationary`: median and largest over the stops that got one.
     public var stationaryAfterStopMedianSeconds: Double?
+    /// (See ``stationaryAfterStopMedianSeconds``.)
     public var stationaryAfterStopMaximumSeconds: Double?
 
     /// The summary of a finished score; `nil` when it counted no update (never converged, or

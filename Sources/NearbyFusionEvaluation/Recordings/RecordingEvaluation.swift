@@ -179,6 +179,7 @@ public struct ObjectEvaluation: Codable, Sendable {
 /// true position, `a` the antenna's), over every range of one object: per object only (a
 /// fleet's pooled row leaves it out: biases differ from radio to radio).
 public struct RangeErrorSummary: Codable, Sendable, Hashable {
+    /// Ranges with a truth.
     public var count: Int
     /// The median error, metres: a constant bias (an uncalibrated antenna delay) shows here.
     public var medianMetres: Double

@@ -8,6 +8,7 @@ public enum JSONValue: Sendable, Hashable {
     case array([JSONValue])
     case object([(String, JSONValue)])
 
+    /// Equal values (objects compare their members in order).
     public static func == (a: JSONValue, b: JSONValue) -> Bool {
         switch (a, b) {
         case (.null, .null): return true
@@ -21,6 +22,7 @@ public enum JSONValue: Sendable, Hashable {
         }
     }
 
+    /// Hashes the value.
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .null: hasher.combine(0)
@@ -59,7 +61,9 @@ public enum JSONValue: Sendable, Hashable {
 public struct JSONLineParser {
     /// Why a line is not valid JSON, with the byte offset (0-based) where it failed.
     public struct SyntaxError: Error, Sendable, Equatable {
+        /// The byte offset, from 0, where parsing failed.
         public var offset: Int
+        /// What was expected.
         public var message: String
     }
 

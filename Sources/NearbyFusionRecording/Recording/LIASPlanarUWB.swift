@@ -48,6 +48,7 @@ public enum LIASPlanarUWB {
     /// `Rₓ(π)`: the README's body frame in the motion-capture body's.
     static let captureBodyFromBody = Quaternion(angle: .pi, axis: Vector3(1, 0, 0))
 
+    /// How the conversion thins and calibrates the dataset.
     public struct Options: Sendable {
         /// Which tag is the device's antenna (0, 1 or 2).
         public var tag = 0
