@@ -70,7 +70,7 @@ public final class NINearbyAccessoryConfiguration: NIConfiguration {
     /// The identifier a Channel Sounding accessory had before (reconnection), if any.
     public let previousBluetoothIdentifier: UUID?
     /// The accessory's token, as Apple's `accessoryDiscoveryToken`: the nearby object of
-    /// this session carries it. Derived from the identifier (FNV-1a, 128 bits), so the same
+    /// the session that runs it carries it. Derived from the identifier (FNV-1a, 128 bits), so the same
     /// accessory always has the same token.
     public let accessoryDiscoveryToken: NIDiscoveryToken
 

@@ -48,7 +48,7 @@ public struct RecordingHeader: Sendable, Hashable {
     /// The radio that ranges to `objectID`.
     public func ranging(of objectID: String) -> RangingTechnology { rangingByObject[objectID] ?? .uwb }
 
-    /// Why Nearby Interaction would refuse to run this session, or `nil`: an AR
+    /// Why Nearby Interaction would refuse to run the recorded session, or `nil`: an AR
     /// configuration it does not accept (`invalidARConfiguration`), or a Channel Sounding
     /// accessory on a device that says it has no Channel Sounding (`invalidConfiguration`).
     /// Every command that replays a recording checks it (`RecordingReplay.drive`).
