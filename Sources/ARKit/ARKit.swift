@@ -72,8 +72,11 @@ open class ARSession: NSObject, @unchecked Sendable {
         public init(rawValue: UInt) { self.rawValue = rawValue }
         /// ARKit's run options (accepted and ignored here: no camera runs).
         public static let resetTracking = RunOptions(rawValue: 1 << 0)
+        /// (See ``resetTracking``.)
         public static let removeExistingAnchors = RunOptions(rawValue: 1 << 1)
+        /// (See ``removeExistingAnchors``.)
         public static let stopTrackedRaycasts = RunOptions(rawValue: 1 << 2)
+        /// (See ``stopTrackedRaycasts``.)
         public static let resetSceneReconstruction = RunOptions(rawValue: 1 << 3)
     }
 

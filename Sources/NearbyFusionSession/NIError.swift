@@ -37,14 +37,23 @@ public struct NIError: Error, Sendable, Hashable, CustomStringConvertible {
     // Apple's static members for the codes (`NIError.invalidARConfiguration` is a `Code`).
     /// The codes as static members of `NIError`, as Apple's bridged error spells them.
     public static var unsupportedPlatform: Code { .unsupportedPlatform }
+    /// As ``Code/invalidConfiguration``.
     public static var invalidConfiguration: Code { .invalidConfiguration }
+    /// As ``Code/sessionFailed``.
     public static var sessionFailed: Code { .sessionFailed }
+    /// As ``Code/resourceUsageTimeout``.
     public static var resourceUsageTimeout: Code { .resourceUsageTimeout }
+    /// As ``Code/activeSessionsLimitExceeded``.
     public static var activeSessionsLimitExceeded: Code { .activeSessionsLimitExceeded }
+    /// As ``Code/userDidNotAllow``.
     public static var userDidNotAllow: Code { .userDidNotAllow }
+    /// As ``Code/invalidARConfiguration``.
     public static var invalidARConfiguration: Code { .invalidARConfiguration }
+    /// As ``Code/accessoryPeerDeviceUnavailable``.
     public static var accessoryPeerDeviceUnavailable: Code { .accessoryPeerDeviceUnavailable }
+    /// As ``Code/incompatiblePeerDevice``.
     public static var incompatiblePeerDevice: Code { .incompatiblePeerDevice }
+    /// As ``Code/activeExtendedDistanceSessionsLimitExceeded``.
     public static var activeExtendedDistanceSessionsLimitExceeded: Code { .activeExtendedDistanceSessionsLimitExceeded }
 }
 

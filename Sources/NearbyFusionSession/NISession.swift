@@ -105,12 +105,19 @@ public protocol NISessionDelegate: AnyObject {
 extension NISessionDelegate {
     /// Does nothing unless the delegate implements it (Apple's methods are optional).
     public func session(_ session: NISession, didUpdate nearbyObjects: [NINearbyObject]) {}
+    /// Does nothing unless the delegate implements it (Apple's delegate methods are optional).
     public func session(_ session: NISession, didRemove nearbyObjects: [NINearbyObject], reason: NINearbyObject.RemovalReason) {}
+    /// Does nothing unless the delegate implements it (Apple's delegate methods are optional).
     public func sessionDidStartRunning(_ session: NISession) {}
+    /// Does nothing unless the delegate implements it (Apple's delegate methods are optional).
     public func sessionWasSuspended(_ session: NISession) {}
+    /// Does nothing unless the delegate implements it (Apple's delegate methods are optional).
     public func sessionSuspensionEnded(_ session: NISession) {}
+    /// Does nothing unless the delegate implements it (Apple's delegate methods are optional).
     public func session(_ session: NISession, didInvalidateWith error: Error) {}
+    /// Does nothing unless the delegate implements it (Apple's delegate methods are optional).
     public func session(_ session: NISession, didUpdateAlgorithmConvergence convergence: NIAlgorithmConvergence, for object: NINearbyObject?) {}
+    /// Does nothing unless the delegate implements it (Apple's delegate methods are optional).
     public func session(_ session: NISession, didGenerateShareableConfigurationData shareableConfigurationData: Data, for object: NINearbyObject) {}
 }
 

@@ -27,6 +27,7 @@ public struct SimulatedObject: Sendable, Hashable {
 
     /// From `time` (seconds) on, the object moves at `velocityInWorld` (m/s, world frame).
     public struct VelocityChange: Sendable, Hashable {
+        /// When, seconds.
         public var time: Double
         /// The new velocity, world frame, m/s.
         public var velocityInWorld: Vector3

@@ -27,7 +27,9 @@ import Foundation
     public var verticalCategory: VerticalDirectionEstimate
     /// Probabilities that `Δy > τ`, `Δy < −τ` and `|Δy| ≤ τ`.
     public var probabilityAbove: Double
+    /// (See ``probabilityAbove``.)
     public var probabilityBelow: Double
+    /// (See ``probabilityBelow``.)
     public var probabilitySame: Double
     /// Principal axes of the within-hypothesis covariance `Σ wᵢ Pᵢ` (m², ascending); `nil`
     /// when the cheap projection bound already showed every axis within its threshold.

@@ -22,6 +22,7 @@ import Foundation
     /// The run's last rejected ranges, metres (a ring of eight; the newest at
     /// `(rejectedRangeCount − 1) mod 8`), and how many.
     public var rejectedRanges = SIMD8<Double>()
+    /// (See ``rejectedRanges``.)
     public var rejectedRangeCount = 0
     /// Of the run's rejected ranges, those shorter than the estimate's distance.
     public var shortRejections = 0
@@ -30,6 +31,7 @@ import Foundation
 
     /// The last eight signed normalised range innovations `ν/√s` (a ring), and how many.
     public var rangeTrend = SIMD8<Double>()
+    /// (See ``rangeTrend``.)
     public var rangeTrendCount = 0
     /// Which of them ran short (below −``FusionOptions/ChannelSounding/approachThreshold``), bit 0 the newest.
     public var shortRangeBits: UInt8 = 0
@@ -39,6 +41,7 @@ import Foundation
     /// The last eight range excesses over the still model's prediction, `z − ‖p_s − a‖`,
     /// metres (a ring), and how many.
     public var rangeExcess = SIMD8<Double>()
+    /// (See ``rangeExcess``.)
     public var rangeExcessCount = 0
     /// Which of the steps between them exceeded ``FusionOptions/Gating/runAwayStep``, bit 0 the newest.
     public var roughRangeSteps: UInt8 = 0

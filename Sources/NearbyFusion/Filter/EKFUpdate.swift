@@ -10,6 +10,7 @@ import Foundation
     /// `false` when `d²` exceeded the model's gate and the state was left unchanged.
     public var accepted: Bool
 
+    /// An outcome with the normalised innovation squared, its normaliser and whether the gate accepted it.
     @inlinable public init(normalizedInnovationSquared: Double, normaliser: Double, accepted: Bool) {
         self.normalizedInnovationSquared = normalizedInnovationSquared
         self.normaliser = normaliser
@@ -97,12 +98,19 @@ import Foundation
 /// `S` is singular or `ν` not finite), `d² = νᵀ S⁻¹ ν` and `det(2π S)`.
 @_spi(Internals) public struct PlanarInnovation: Sendable {
     public let jacobian: Jacobian2x3
+    /// (See ``jacobian``.)
     public let innovation: Vector2
+    /// (See ``innovation``.)
     public let ph0: Vector3, ph1: Vector3
+    /// (See ``ph0``.)
     public let sInverse: SymmetricMatrix2?
+    /// (See ``sInverse``.)
     public let normalizedInnovationSquared: Double
+    /// (See ``normalizedInnovationSquared``.)
     public let normaliser: Double
 
+    /// The innovation of `z` against the Gaussian `(mean, covariance)` under `model`, and what its
+    /// update needs (`PH₀ᵀ`, `PH₁ᵀ`, `S⁻¹`).
     @inlinable
     public init<M: PlanarMeasurementModel>(model: M, measured z: Vector2, mean: Vector3, covariance: Matrix3) {
         let linearisation = model.linearised(at: mean)

@@ -18,6 +18,7 @@ public struct MotionPrior: Sendable, Hashable {
     /// Probability of moving when the track starts.
     public var initialMovingProbability: Double
 
+    /// A prior: switching rates still → moving and back (1/s), and the moving probability at the start.
     public init(startRate: Double, stopRate: Double, initialMovingProbability: Double) {
         self.startRate = startRate
         self.stopRate = stopRate
@@ -55,6 +56,8 @@ public struct SteadyMotion: Sendable, Hashable {
     /// Rate of a steady walk turning, starting or stopping a manoeuvre, 1/s (`λ_turn`).
     public var turnRate: Double
 
+    /// The steady walking model: its white-acceleration intensity per world axis (m²/s³) and the
+    /// rates (1/s) at which a manoeuvre settles and a steady walk turns.
     public init(accelerationIntensity: Vector3, settleRate: Double, turnRate: Double) {
         self.accelerationIntensity = accelerationIntensity
         self.settleRate = settleRate
@@ -98,6 +101,7 @@ public struct SteadyMotion: Sendable, Hashable {
     public var steady: KinematicGaussian
     /// `μ_m`, the probability of the manoeuvring model, and `μ_w`, of the steady one.
     public var manoeuvringProbability: Double
+    /// (See ``manoeuvringProbability``.)
     public var steadyProbability = 0.0
     /// Whether the steady model takes part (set by each prediction).
     public private(set) var hasSteadyModel = false

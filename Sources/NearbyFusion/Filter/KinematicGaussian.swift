@@ -19,6 +19,7 @@
     /// `P_vv`, m²/s².
     public var velocityCovariance: Matrix3
 
+    /// A Gaussian over position and velocity, its covariance in 3×3 blocks.
     public init(positionInWorld: Vector3, velocityInWorld: Vector3, positionCovariance: Matrix3,
                 crossCovariance: Matrix3 = .zero, velocityCovariance: Matrix3) {
         self.positionInWorld = positionInWorld

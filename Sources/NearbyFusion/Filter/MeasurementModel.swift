@@ -26,6 +26,7 @@ public protocol ScalarMeasurementModel {
 }
 
 extension ScalarMeasurementModel {
+    /// `h(p)` and `H` at `objectInWorld`, in one call.
     @inlinable public func linearised(at objectInWorld: Vector3) -> (predicted: Double, jacobian: Vector3) {
         (predicted(objectInWorld), jacobian(objectInWorld))
     }
@@ -43,6 +44,8 @@ extension ScalarMeasurementModel {
         residual(z, predicted(objectInWorld)) / (covariance.quadraticForm(jacobian(objectInWorld)) + variance).squareRoot()
     }
 
+    /// The second-order terms of `h` over a Gaussian `(p, P)`: the mean shift `½ tr(∇²h P)` and the
+    /// variance `½ tr((∇²h P)²)` a first-order update leaves out.
     @inlinable public func secondOrderTerms(_ objectInWorld: Vector3, covariance: Matrix3) -> (meanShift: Double, variance: Double) {
         (0, 0)
     }
@@ -65,6 +68,7 @@ public protocol PlanarMeasurementModel {
 }
 
 extension PlanarMeasurementModel {
+    /// `h(p)` and `H` at `objectInWorld`, in one call.
     @inlinable public func linearised(at objectInWorld: Vector3) -> (predicted: Vector2, jacobian: Jacobian2x3) {
         (predicted(objectInWorld), jacobian(objectInWorld))
     }

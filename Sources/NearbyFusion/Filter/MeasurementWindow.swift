@@ -23,7 +23,9 @@ public enum DirectionContent: UInt8, Sendable, Hashable {
     /// Measured azimuth and elevation, radians (see ``DeviceAngles``); elevation 0 for
     /// azimuth only.
     public var angles: Vector2
+    /// (See ``angles``.)
     public var hasRange: Bool
+    /// (See ``hasRange``.)
     public var direction: DirectionContent
     /// A range with no direction on a direction-capable device held in portrait: the
     /// object was probably outside the radio's field of view.
@@ -38,6 +40,7 @@ public enum DirectionContent: UInt8, Sendable, Hashable {
     /// ``FusionOptions/Acquisition/considersDriftGeometry`` weighs each measurement's information by.
     public var pathLengthMetres: Double = 0
 
+    /// An entry: where the antenna was, the device's orientation, the range and the angles measured.
     public init(antennaInWorld: Vector3, worldFromDevice: Quaternion, rangeMetres: Double, angles: Vector2,
                 hasRange: Bool, direction: DirectionContent, directionMissing: Bool, multiplicity: Double,
                 timestamp: Double) {
@@ -86,14 +89,17 @@ public enum DirectionContent: UInt8, Sendable, Hashable {
 /// decreasing density and never grows: memory per object is `capacity` entries.
 @_spi(Internals) public struct MeasurementWindow: Sendable {
     public private(set) var entries: ContiguousArray<WindowEntry>
+    /// (See ``entries``.)
     public let capacity: Int
 
+    /// A window holding at most `capacity` entries.
     public init(capacity: Int) {
         self.capacity = max(capacity, 4)
         entries = []
         entries.reserveCapacity(self.capacity)
     }
 
+    /// Forgets every entry (keeping the storage).
     public mutating func removeAll() { entries.removeAll(keepingCapacity: true) }
 
     /// Removes the latest entries back to (and including) the `count`-th latest with a range.
@@ -105,6 +111,7 @@ public enum DirectionContent: UInt8, Sendable, Hashable {
         }
     }
 
+    /// Keeps `entry`, thinning the oldest when full.
     public mutating func append(_ entry: WindowEntry) {
         if entries.count == capacity { thin() }
         entries.append(entry)

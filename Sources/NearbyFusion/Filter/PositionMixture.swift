@@ -4,12 +4,16 @@ import Foundation
 /// position (metres, m²) with a log weight.
 @_spi(Internals) public struct PositionHypothesis: Sendable, Hashable {
     public var logWeight: Double
+    /// (See ``logWeight``.)
     public var meanInWorld: Vector3
+    /// (See ``meanInWorld``.)
     public var covariance: Matrix3
     /// The prior this hypothesis started from (its tile of the first range's sphere) and
     /// its prior log weight; `BatchRefinement` recomputes the hypothesis from them.
     public var priorMeanInWorld: Vector3
+    /// (See ``priorMeanInWorld``.)
     public var priorCovariance: Matrix3
+    /// (See ``priorCovariance``.)
     public var priorLogWeight: Double
     /// The constant velocity the batch of an object that may move fitted to this hypothesis,
     /// m/s, world frame (`BatchRefinement.refineMoving(_:window:now:start:options:addedVariance:)`);
@@ -18,6 +22,7 @@ import Foundation
     /// That velocity's covariance `P_vv` (m²/s²) and its cross-covariance with the position
     /// `P_pv` (m²/s); zero for a still object.
     public var velocityCovariance = Matrix3.zero
+    /// (See ``velocityCovariance``.)
     public var positionVelocityCovariance = Matrix3.zero
     /// How far a common range bias of one metre moves this hypothesis's batch solution,
     /// metres per metre (``FusionOptions/Sensors/rangeBiasStandardDeviation``, `BatchRefinement`).
@@ -26,6 +31,7 @@ import Foundation
     /// tiled on (zero when it was not tiled): a bias in that range moves the prior mean along it.
     public var priorRangeDirection = Vector3.zero
 
+    /// A hypothesis with this log-weight, mean (world frame, metres) and covariance (m²).
     public init(logWeight: Double, meanInWorld: Vector3, covariance: Matrix3) {
         self.logWeight = logWeight
         self.meanInWorld = meanInWorld
@@ -47,7 +53,9 @@ func logGaussianDensity(_ x: Vector3, mean: Vector3, covariance: Matrix3) -> Dou
 /// The first two moments of a mixture: `μ̄ = Σ wᵢ μᵢ`,
 /// `P̄ = Σ wᵢ (Pᵢ + (μᵢ − μ̄)(μᵢ − μ̄)ᵀ)`.
 public struct MixtureMoments: Sendable, Hashable {
+    /// `μ̄`, world frame, metres.
     public var meanInWorld: Vector3
+    /// `P̄`, m².
     public var covariance: Matrix3
 }
 
@@ -70,13 +78,16 @@ public struct MixtureMoments: Sendable, Hashable {
     /// Bank capacity.
     public let capacity: Int
 
+    /// An empty bank of at most `capacity` hypotheses.
     public init(capacity: Int) {
         self.capacity = max(capacity, 1)
         hypotheses = []
         hypotheses.reserveCapacity(self.capacity)
     }
 
+    /// Whether the bank holds no hypothesis.
     public var isEmpty: Bool { hypotheses.isEmpty }
+    /// (See ``isEmpty``.)
     public var count: Int { hypotheses.count }
 
     /// Replaces the bank with one Gaussian (used by tests and when a prior is known).

@@ -117,10 +117,12 @@ public struct MotionReportSummary: Codable, Sendable, Hashable {
     /// Updates (from the first convergence on) whose truth moved, and the share of them that
     /// said `moving` (`nil` when none moved).
     public var movingUpdates: Int
+    /// (See ``movingUpdates``.)
     public var movingShare: Double?
     /// Updates whose truth kept still, and the share of them that said `stationary` (`nil`
     /// when none did).
     public var stillUpdates: Int
+    /// (See ``stillUpdates``.)
     public var stationaryShare: Double?
     /// Times the report turned from `moving` to `stationary` while the truth moved.
     public var stationaryWhileMoving: Int
