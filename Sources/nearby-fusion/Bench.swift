@@ -11,10 +11,13 @@ struct Bench: ParsableCommand {
         discussion: """
         The recording is parsed into memory first (parsing is not timed). Its events are then \
         replayed through a fresh engine (the replay's own driver) --passes times after one warm-up pass; \
-        UWB updates are timed in blocks of 32 consecutive ones (the poses between them \
+        UWB updates are timed in blocks of up to 32 consecutive ones of one phase (the poses between them \
         included), so that the clock reads do not dominate; allocations are counted by an \
         interposed malloc. Reported: p50/p90/p99 over blocks of the mean latency per update \
-        in ns, mallocs per update, and UWB updates per second of fusion time.
+        in ns, mallocs per update, and UWB updates per second of fusion time; then the same \
+        for the updates made while the object was being acquired (no estimate yet, or the \
+        bank re-solved from its window) and while it was tracked, each block holding updates \
+        of one phase only.
         """)
 
     @Argument(help: "A recording.", completion: .file(extensions: ["jsonl"]))
@@ -31,6 +34,18 @@ struct Bench: ParsableCommand {
     @Flag(help: .hidden)
     var allocateForTest = false
 
+    /// The figures of a set of timed updates.
+    struct Figures: Encodable {
+        var p50Nanoseconds: Double
+        var p90Nanoseconds: Double
+        var p99Nanoseconds: Double
+        var mallocsPerUpdate: Double?
+        var updatesPerSecond: Double
+        var updates: Int
+    }
+
+    /// Every update's figures, and those of the updates made while the object was acquired
+    /// and while it was tracked (`nil` when there was none).
     struct Result: Encodable {
         var p50Nanoseconds: Double
         var p90Nanoseconds: Double
@@ -38,6 +53,32 @@ struct Bench: ParsableCommand {
         var mallocsPerUpdate: Double?
         var updatesPerSecond: Double
         var updates: Int
+        var acquiring: Figures?
+        var tracking: Figures?
+
+        init(_ all: Figures, acquiring: Figures?, tracking: Figures?) {
+            (p50Nanoseconds, p90Nanoseconds, p99Nanoseconds) = (all.p50Nanoseconds, all.p90Nanoseconds, all.p99Nanoseconds)
+            (mallocsPerUpdate, updatesPerSecond, updates) = (all.mallocsPerUpdate, all.updatesPerSecond, all.updates)
+            self.acquiring = acquiring
+            self.tracking = tracking
+        }
+    }
+
+    /// Blocks of one kind of update: their mean ns per update, and the totals.
+    struct Blocks {
+        var latencies: [Double] = []
+        var mallocs: UInt64 = 0
+        var total: UInt64 = 0
+        var updates = 0
+
+        func figures(countingMallocs: Bool) -> Figures? {
+            guard updates > 0 else { return nil }
+            let sorted = latencies.sorted(), n = Double(updates)
+            func percentile(_ q: Double) -> Double { Statistics.quantile(sorted: sorted, q) }
+            return Figures(p50Nanoseconds: percentile(0.5), p90Nanoseconds: percentile(0.9), p99Nanoseconds: percentile(0.99),
+                          mallocsPerUpdate: countingMallocs ? Double(mallocs) / n : nil,
+                          updatesPerSecond: n / (Double(max(total, 1)) * 1e-9), updates: updates)
+        }
     }
 
     func validate() throws {
@@ -59,14 +100,11 @@ struct Bench: ParsableCommand {
         guard uwbCount > 0 else { throw CommandFailure(message: "\(recording): no UWB updates to time") }
 
         let timing = time(events, header: header, uwbCount: uwbCount)
-        let latencies = timing.latencies, mallocs = timing.mallocs, total = timing.total, timedUpdates = timing.updates
         guard timing.sink.isFinite else { return }
-        let sortedLatencies = latencies.sorted()
-        func percentile(_ q: Double) -> Double { Statistics.quantile(sorted: sortedLatencies, q) }
-        let n = Double(timedUpdates)
-        let result = Result(p50Nanoseconds: percentile(0.5), p90Nanoseconds: percentile(0.9), p99Nanoseconds: percentile(0.99),
-                            mallocsPerUpdate: nf_malloc_counting_available() == 1 ? Double(mallocs) / n : nil,
-                            updatesPerSecond: n / (Double(max(total, 1)) * 1e-9), updates: timedUpdates)
+        let counting = nf_malloc_counting_available() == 1
+        guard let all = timing.all.figures(countingMallocs: counting) else { return }
+        let result = Result(all, acquiring: timing.acquiring.figures(countingMallocs: counting),
+                            tracking: timing.tracking.figures(countingMallocs: counting))
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
@@ -74,38 +112,64 @@ struct Bench: ParsableCommand {
         } else {
             print("recording        \(recording)")
             print("updates timed    \(result.updates) (\(uwbCount) × \(passes) passes, after one warm-up pass)")
-            print(String(format: "latency/update   p50 %.0f ns, p90 %.0f ns, p99 %.0f ns (over blocks of 32 updates)", result.p50Nanoseconds, result.p90Nanoseconds, result.p99Nanoseconds))
+            print(String(format: "latency/update   p50 %.0f ns, p90 %.0f ns, p99 %.0f ns (over blocks of up to 32 updates of one phase)", result.p50Nanoseconds, result.p90Nanoseconds, result.p99Nanoseconds))
             print("mallocs/update   " + (result.mallocsPerUpdate.map { String(format: "%.3f", $0) } ?? "not measured on this platform"))
             print(String(format: "throughput       %.0f updates/s of fusion time", result.updatesPerSecond))
+            for (name, part) in [("acquiring", result.acquiring), ("tracking", result.tracking)] {
+                guard let part else { print(name.padding(toLength: 17, withPad: " ", startingAt: 0) + "no update"); continue }
+                let mallocs = part.mallocsPerUpdate.map { String(format: ", %.3f mallocs/update", $0) } ?? ""
+                print(name.padding(toLength: 17, withPad: " ", startingAt: 0)
+                      + String(format: "%d updates: p50 %.0f ns, p99 %.0f ns, %.0f updates/s", part.updates, part.p50Nanoseconds,
+                               part.p99Nanoseconds, part.updatesPerSecond) + mallocs)
+            }
         }
     }
 
     /// Replays `events` through a fresh engine `passes` times after one warm-up pass. UWB
-    /// updates are timed in blocks of `blockSize` consecutive ones (the poses between them
-    /// included: ~10 ns each), so that the two clock reads (~20–40 ns) are spread over the
-    /// block instead of dominating a sub-microsecond step. Returns each block's mean ns per
-    /// update, the mallocs and ns in all blocks, the updates timed, and a sink that keeps the
-    /// results alive.
+    /// updates are timed in blocks of up to `blockSize` consecutive ones (the poses between
+    /// them included: ~10 ns each), so that the two clock reads (~20–40 ns) are spread over
+    /// the block instead of dominating a sub-microsecond step; a block holds updates of one
+    /// phase only (acquiring, or tracking: the object's phase before each update), and is
+    /// closed early when the next update's phase differs. Returns the blocks of every update
+    /// and of each phase, and a sink that keeps the results alive.
     private func time(_ events: [RecordingEvent], header: RecordingHeader, uwbCount: Int)
-        -> (latencies: [Double], mallocs: UInt64, total: UInt64, updates: Int, sink: Double) {
+        -> (all: Blocks, acquiring: Blocks, tracking: Blocks, sink: Double) {
         let blockSize = 32
-        var latencies: [Double] = []
-        latencies.reserveCapacity((uwbCount / blockSize + 1) * passes)
-        var mallocs: UInt64 = 0
-        var total: UInt64 = 0
-        var timedUpdates = 0
+        var all = Blocks(), acquiring = Blocks(), tracking = Blocks()
+        all.latencies.reserveCapacity((uwbCount / blockSize + 1) * passes)
         var sink = 0.0
         let allocateForTest = allocateForTest   // read once: the property wrapper costs ~100 ns a read
         for pass in 0...passes {
             var driver = ReplayDriver(header: header, options: engine.fusionOptions)
             var inBlock = 0, k = 0
+            var blockTracking = false
             var start: UInt64 = 0, mallocsBefore: UInt64 = 0
+            /// Closes the open block: its mean into the blocks of every update and of its phase.
+            func close() {
+                let end = DispatchTime.now().uptimeNanoseconds
+                let after = nf_malloc_count()
+                if pass > 0 {
+                    let latency = Double(end - start) / Double(inBlock)
+                    for i in 0..<2 {
+                        var b = i == 0 ? all : (blockTracking ? tracking : acquiring)
+                        b.latencies.append(latency)
+                        b.mallocs += after - mallocsBefore
+                        b.total += end - start
+                        b.updates += inBlock
+                        if i == 0 { all = b } else if blockTracking { tracking = b } else { acquiring = b }
+                    }
+                }
+                inBlock = 0
+            }
             for (i, event) in events.enumerated() {
-                let isUpdate: Bool
-                if case .uwb = event { isUpdate = true } else { isUpdate = false }
-                if inBlock == 0, isUpdate {
-                    mallocsBefore = nf_malloc_count()
-                    start = DispatchTime.now().uptimeNanoseconds
+                if case .uwb(let id, _) = event {
+                    let tracked = driver.phase(of: id) == .tracking
+                    if inBlock > 0, tracked != blockTracking { close() }
+                    if inBlock == 0 {
+                        blockTracking = tracked
+                        mallocsBefore = nf_malloc_count()
+                        start = DispatchTime.now().uptimeNanoseconds
+                    }
                 }
                 if case .uwb(_, _, let e, _)? = driver.apply(event) {
                     // Negative control for the tests: one heap allocation per update.
@@ -115,17 +179,9 @@ struct Bench: ParsableCommand {
                     k += 1
                 }
                 guard inBlock > 0, inBlock == blockSize || i == events.count - 1 else { continue }
-                let end = DispatchTime.now().uptimeNanoseconds
-                let after = nf_malloc_count()
-                if pass > 0 {
-                    latencies.append(Double(end - start) / Double(inBlock))
-                    mallocs += after - mallocsBefore
-                    total += end - start
-                    timedUpdates += inBlock
-                }
-                inBlock = 0
+                close()
             }
         }
-        return (latencies, mallocs, total, timedUpdates, sink)
+        return (all, acquiring, tracking, sink)
     }
 }

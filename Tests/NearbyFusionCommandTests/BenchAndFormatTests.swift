@@ -42,6 +42,23 @@ struct BenchAndFormatTests {
     /// The estimate stream's numbers: `round(|d| · 10⁹)` as integer part, point, and the nine
     /// fraction digits with trailing zeros trimmed — checked against that definition written
     /// with `String`, on edge cases and 200,000 seeded values over sixteen decades.
+    @Test func benchSplitsTheUpdatesIntoAcquisitionAndTracking() throws {
+        // The coached sweep is acquired, then tracked: both parts, adding up to the whole; a
+        // tracked update allocates nothing.
+        let sweep = try JSONLineParser.parse(TestSupport.run(["bench", "Datasets/coached-sweep.jsonl", "--passes", "1", "--json"]).stdout)
+        guard case .number(let all)? = sweep["updates"], case .number(let acquiring)? = sweep["acquiring"]?["updates"],
+              case .number(let tracking)? = sweep["tracking"]?["updates"] else {
+            Issue.record("missing keys: \(sweep)"); return
+        }
+        #expect(acquiring > 0 && tracking > 0 && acquiring + tracking == all)
+        #expect(sweep["tracking"]?["mallocsPerUpdate"] == .number(0))
+        // A Channel Sounding tag that never converges in its recording is acquired throughout.
+        let cs = try JSONLineParser.parse(TestSupport.run(["bench", "Datasets/cs-coached-step.jsonl", "--passes", "1", "--json"]).stdout)
+        #expect(cs["tracking"] == nil && cs["acquiring"]?["updates"] == cs["updates"])
+        let text = try TestSupport.run(["bench", "Datasets/coached-sweep.jsonl", "--passes", "1"]).stdout
+        #expect(text.contains("\nacquiring        ") && text.contains("\ntracking         "), "\(text)")
+    }
+
     @Test func estimateNumbersHaveNineDecimalsTrimmed() {
         func reference(_ d: Double) -> String {
             guard d.isFinite else { return "null" }

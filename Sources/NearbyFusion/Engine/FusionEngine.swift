@@ -110,6 +110,25 @@ public struct FusionEngine: Sendable {
         return o.mixture.isEmpty ? nil : o.mixture.moments
     }
 
+    /// What an object's estimate is doing before its next update.
+    public enum EstimatePhase: Sendable, Hashable {
+        /// No estimate yet (before the first range, after a removal or a reset).
+        case none
+        /// Being located: every hypothesis of the bank re-solved from the window at each update.
+        case acquiring
+        /// One Gaussian, tracked by the motion models.
+        case tracking
+    }
+
+    /// The phase of the object's estimate, read in place (no copy, no allocation).
+    public func phase(of handle: ObjectHandle) -> EstimatePhase {
+        switch objects[handle.index].phase {
+        case .idle: return .none
+        case .acquiring: return .acquiring
+        case .tracking: return .tracking
+        }
+    }
+
     /// A snapshot of an object's estimator state.
     public func snapshot(_ handle: ObjectHandle) -> ObjectStateSnapshot {
         let o = objects[handle.index]

@@ -49,6 +49,13 @@ public struct ReplayDriver: Sendable {
         return slot
     }
 
+    /// The phase of a declared object's estimate before its next update; `nil` for an object
+    /// the header does not declare.
+    @inlinable
+    public mutating func phase(of objectID: String) -> FusionEngine.EstimatePhase? {
+        slot(of: objectID).map { fusion.phase(of: handles[$0]) }
+    }
+
     /// The engine's handle of the object in `slot`.
     @inlinable
     public func handle(ofSlot slot: Int) -> ObjectHandle { handles[slot] }
