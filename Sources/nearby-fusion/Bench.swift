@@ -44,23 +44,20 @@ struct Bench: ParsableCommand {
         var updates: Int
     }
 
-    /// Every update's figures, and those of the updates made while the object was acquired
-    /// and while it was tracked (`nil` when there was none).
+    /// Every update's figures (at the top level of `--json`), and those of the updates made
+    /// while the object was acquired and while it was tracked (`nil` when there was none).
     struct Result: Encodable {
-        var p50Nanoseconds: Double
-        var p90Nanoseconds: Double
-        var p99Nanoseconds: Double
-        var mallocsPerUpdate: Double?
-        var updatesPerSecond: Double
-        var updates: Int
+        var all: Figures
         var acquiring: Figures?
         var tracking: Figures?
 
-        init(_ all: Figures, acquiring: Figures?, tracking: Figures?) {
-            (p50Nanoseconds, p90Nanoseconds, p99Nanoseconds) = (all.p50Nanoseconds, all.p90Nanoseconds, all.p99Nanoseconds)
-            (mallocsPerUpdate, updatesPerSecond, updates) = (all.mallocsPerUpdate, all.updatesPerSecond, all.updates)
-            self.acquiring = acquiring
-            self.tracking = tracking
+        enum CodingKeys: String, CodingKey { case acquiring, tracking }
+
+        func encode(to encoder: any Encoder) throws {
+            try all.encode(to: encoder)
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encodeIfPresent(acquiring, forKey: .acquiring)
+            try c.encodeIfPresent(tracking, forKey: .tracking)
         }
     }
 
@@ -70,6 +67,14 @@ struct Bench: ParsableCommand {
         var mallocs: UInt64 = 0
         var total: UInt64 = 0
         var updates = 0
+
+        /// Adds one block: its mean ns per update, its mallocs, ns and updates.
+        mutating func add(latency: Double, mallocs blockMallocs: UInt64, nanoseconds: UInt64, updates blockUpdates: Int) {
+            latencies.append(latency)
+            mallocs += blockMallocs
+            total += nanoseconds
+            updates += blockUpdates
+        }
 
         func figures(countingMallocs: Bool) -> Figures? {
             guard updates > 0 else { return nil }
@@ -103,7 +108,7 @@ struct Bench: ParsableCommand {
         guard timing.sink.isFinite else { return }
         let counting = nf_malloc_counting_available() == 1
         guard let all = timing.all.figures(countingMallocs: counting) else { return }
-        let result = Result(all, acquiring: timing.acquiring.figures(countingMallocs: counting),
+        let result = Result(all: all, acquiring: timing.acquiring.figures(countingMallocs: counting),
                             tracking: timing.tracking.figures(countingMallocs: counting))
         if json {
             let encoder = JSONEncoder()
@@ -111,10 +116,10 @@ struct Bench: ParsableCommand {
             print(String(decoding: try encoder.encode(result), as: UTF8.self))
         } else {
             print("recording        \(recording)")
-            print("updates timed    \(result.updates) (\(uwbCount) × \(passes) passes, after one warm-up pass)")
-            print(String(format: "latency/update   p50 %.0f ns, p90 %.0f ns, p99 %.0f ns (over blocks of up to 32 updates of one phase)", result.p50Nanoseconds, result.p90Nanoseconds, result.p99Nanoseconds))
-            print("mallocs/update   " + (result.mallocsPerUpdate.map { String(format: "%.3f", $0) } ?? "not measured on this platform"))
-            print(String(format: "throughput       %.0f updates/s of fusion time", result.updatesPerSecond))
+            print("updates timed    \(result.all.updates) (\(uwbCount) × \(passes) passes, after one warm-up pass)")
+            print(String(format: "latency/update   p50 %.0f ns, p90 %.0f ns, p99 %.0f ns (over blocks of up to 32 updates of one phase)", result.all.p50Nanoseconds, result.all.p90Nanoseconds, result.all.p99Nanoseconds))
+            print("mallocs/update   " + (result.all.mallocsPerUpdate.map { String(format: "%.3f", $0) } ?? "not measured on this platform"))
+            print(String(format: "throughput       %.0f updates/s of fusion time", result.all.updatesPerSecond))
             for (name, part) in [("acquiring", result.acquiring), ("tracking", result.tracking)] {
                 guard let part else { print(name.padding(toLength: 17, withPad: " ", startingAt: 0) + "no update"); continue }
                 let mallocs = part.mallocsPerUpdate.map { String(format: ", %.3f mallocs/update", $0) } ?? ""
@@ -150,13 +155,11 @@ struct Bench: ParsableCommand {
                 let after = nf_malloc_count()
                 if pass > 0 {
                     let latency = Double(end - start) / Double(inBlock)
-                    for i in 0..<2 {
-                        var b = i == 0 ? all : (blockTracking ? tracking : acquiring)
-                        b.latencies.append(latency)
-                        b.mallocs += after - mallocsBefore
-                        b.total += end - start
-                        b.updates += inBlock
-                        if i == 0 { all = b } else if blockTracking { tracking = b } else { acquiring = b }
+                    all.add(latency: latency, mallocs: after - mallocsBefore, nanoseconds: end - start, updates: inBlock)
+                    if blockTracking {
+                        tracking.add(latency: latency, mallocs: after - mallocsBefore, nanoseconds: end - start, updates: inBlock)
+                    } else {
+                        acquiring.add(latency: latency, mallocs: after - mallocsBefore, nanoseconds: end - start, updates: inBlock)
                     }
                 }
                 inBlock = 0

@@ -127,7 +127,7 @@ extension ObjectTracker {
                            forwardInWorld: pose.forwardInWorld, options: o)
         weighByCarryOrigin(at: entry.timestamp, options: o)
         estimateGeneration &+= 1
-        clearRejections()
+        restarts.clearRejections()
         // This range is not added to the window: tiled on it, the new tiles' priors hold it (as
         // a first range is held); tiled at the bank's distance, it is one of the long ones.
         BatchRefinement.refine(&mixture, window: window, options: o,

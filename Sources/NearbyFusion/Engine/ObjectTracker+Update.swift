@@ -176,7 +176,7 @@ extension ObjectTracker {
         }
         if entry.hasRange {
             if rangeAccepted {
-                clearRejections()
+                restarts.clearRejections()
                 movement.add(a)
             } else if rejectionCallsForARestart(entry, directionless: directionless, options: o) {
                 // The estimate no longer explains the ranges (a first NLOS range, or the

@@ -120,12 +120,6 @@ struct ObjectTracker: Sendable {
         self.window = MeasurementWindow(capacity: windowCapacity)
     }
 
-    /// Forgets the run of rejected ranges (an accepted range, or a bank that starts again).
-    @inline(__always)
-    mutating func clearRejections() {
-        restarts.clearRejections()
-    }
-
     /// Forgets the position estimate (a re-initialisation starts from the next range).
     mutating func resetEstimate() {
         phase = .idle
@@ -141,7 +135,7 @@ struct ObjectTracker: Sendable {
         considersRangeBias = false
         updatesSinceRefinement = 0
         movement = MovementAccumulator()
-        clearRejections()
+        restarts.clearRejections()
         coaching = CoachingMemory()
     }
 
