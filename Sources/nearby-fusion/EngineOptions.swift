@@ -24,6 +24,9 @@ struct EngineOptions: ParsableArguments {
     @Flag(inversion: .prefixedNo, help: "Consider the VIO's systematic drift through the acquisition's geometry (the default) or, with --no-drift-geometry, as a plain translation (distance-only estimates then overconfident). See FusionOptions.acquisition.considersDriftGeometry.")
     var driftGeometry = FusionOptions().acquisition.considersDriftGeometry
 
+    @Option(help: ArgumentHelp("How far an acquisition hypothesis's solution may move before its window is linearised afresh, as the fraction of the range σ its curvature over the step may reach; within it each update only adds its own terms. 0 re-solves every hypothesis from the whole window at every update (the exact batch, slower). See FusionOptions.acquisition.relinearisationTolerance.", valueName: "FRACTION"))
+    var relinearisation = FusionOptions().acquisition.relinearisationTolerance
+
     @Option(help: ArgumentHelp("The bearing σ, degrees, at which a Bluetooth Channel Sounding object's horizontalAngle is published and its horizontal sweep judged enough (10 by default). A larger one gives an earlier, rougher angle (compare with accuracy --scenario cs-coached-step --cs-angle-threshold 14). See FusionOptions.channelSounding.angleThreshold.", valueName: "DEGREES"))
     var csAngleThreshold: Double?
 
@@ -36,6 +39,7 @@ struct EngineOptions: ParsableArguments {
         guard stationaryDecision.isFinite, stationaryDecision >= 0.5, stationaryDecision <= 1 else { throw ValidationError("--stationary-decision must be a probability from 0.5 to 1") }
         guard driftVariance.isFinite, driftVariance >= 0 else { throw ValidationError("--drift-variance must be a number of m²/m, 0 or more") }
         guard batchDrift.isFinite, batchDrift >= 0 else { throw ValidationError("--batch-drift must be a fraction of the path, 0 or more") }
+        guard relinearisation.isFinite, relinearisation >= 0 else { throw ValidationError("--relinearisation must be a fraction of the range σ, 0 or more") }
         guard fusionInterval.isFinite, fusionInterval >= 0 else { throw ValidationError("--fusion-interval must be a number of seconds, 0 or more") }
         guard carrySpeed.isFinite, carrySpeed >= 0 else { throw ValidationError("--carry-speed must be a speed in m/s, 0 or more") }
         if let t = csAngleThreshold, !(t.isFinite && t > 0 && t <= 45) { throw ValidationError("--cs-angle-threshold must be a number of degrees above 0 and at most 45") }
@@ -50,6 +54,7 @@ struct EngineOptions: ParsableArguments {
         o.motion.stationaryDecisionProbability = stationaryDecision
         o.motion.driftVariancePerMetre = driftVariance
         o.acquisition.vioDriftFraction = batchDrift
+        o.acquisition.relinearisationTolerance = relinearisation
         o.carry.speed = carrySpeed
         if let t = csAngleThreshold { o.channelSounding.angleThreshold = Angle.radians(degrees: t) }
         return o

@@ -152,7 +152,9 @@ struct LIASPlanarTests {
         let pooled = RecordingEvaluation.pooled(report.objects, name: "lias")
         let angles = try #require(pooled.horizontalAngleErrorDegrees)
         #expect(angles.median <= 1.5 && angles.p95 <= 6, "median \(angles.median)°, p95 \(angles.p95)°")
-        #expect(pooled.falseConvergedRate == 0)
+        // None converged more than 15° off (none need converge: the planar path leaves the
+        // height to the prior, and the ranges carry an offset the default model does not know).
+        #expect((pooled.falseConvergedRate ?? 0) == 0)
         for object in report.objects {
             let available = object.availability["horizontalAngle"] ?? 0
             #expect(available > 0.85, "\(object.object): angle on \(available)")
@@ -162,13 +164,15 @@ struct LIASPlanarTests {
             #expect(ranges.medianMetres > 0.1 && ranges.medianMetres < 0.35, "\(object.object): \(ranges)")
             #expect(try #require(ranges.correlationAfterOneSecond) > 0.25, "\(object.object): \(ranges)")
         }
-        // Ranges weighed as unbiased: the anchors that converge sit decimetres off while the
-        // filter claims centimetres (mean NEES ≈ 180; ≈ 440 with the drift taken as a plain
-        // translation). With a considered bias of 0.1 m and the drift considered through the
-        // geometry no worldTransform is published (the errors are 0.4–0.5 m) and the angles
-        // hold; with the translation instead, the NEES falls to ≈ 23. At 0.2 m — about the
-        // ranges' real offsets — no worldTransform either way.
-        let unbiased = try #require(pooled.meanNEES)
+        // Ranges weighed as unbiased and the drift taken as a plain translation: the anchors that
+        // converge sit decimetres off while the filter claims centimetres (mean NEES in the
+        // hundreds; with the drift considered through the geometry, the default, none converges).
+        // With a considered bias of 0.1 m and the drift considered through the geometry no
+        // worldTransform is published (the errors are 0.4–0.5 m) and the angles hold; with the
+        // translation instead, the NEES falls to ≈ 23. At 0.2 m — about the ranges' real
+        // offsets — no worldTransform either way.
+        let unbiased = try #require(RecordingEvaluation.pooled(
+            try RecordingEvaluation.evaluate(path: path, options: DriftGeometryTests.translation).objects, name: "lias").meanNEES)
         #expect(unbiased > 100, "NEES \(unbiased)")
         var options = FusionOptions()
         options.sensors.rangeBiasStandardDeviation = 0.1

@@ -312,89 +312,76 @@ import Foundation
         }
     }
 
-    /// ``refine(_:window:options:addedVariance:)`` for every hypothesis, with `k` prepared.
+    /// ``refine(_:window:options:addedVariance:)`` for every hypothesis, with `k` prepared: a
+    /// hypothesis whose model (``BatchLinearisation``) still holds is extended by the new
+    /// entries and settled at its minimum; any other is re-solved from its prior
+    /// (``solve(_:window:k:priorInformation:)``) and its model rebuilt there.
     static func refineEach(_ mixture: inout PositionMixture, window: MeasurementWindow, k: Constants, addedVariance: Double) {
+        let pathLength = window.entries.last?.pathLengthMetres ?? 0
+        let bursts = k.burstForgettingRate > 0
         mixture.transformEach { h in
             guard let priorInformation = h.priorCovariance.inverse else { return }
-            let mu0 = h.priorMeanInWorld
-            func cost(_ x: Vector3, _ logLikelihood: Double) -> Double {
-                0.5 * priorInformation.quadraticForm(x - mu0) - logLikelihood
+            if !bursts, let delta = extend(&h.linearisation, window: window, k: k, priorInformation: priorInformation,
+                                           priorMean: h.priorMeanInWorld, logWeight: h.logWeight) {
+                settle(&h, model: h.linearisation, step: delta, k: k, priorInformation: priorInformation,
+                       pathLengthMetres: pathLength, addedVariance: addedVariance)
+                return
             }
-            var x = mu0
-            var current = linearise(at: x, window: window, k: k, priorInformation: priorInformation, priorMean: mu0)
-            var f = cost(x, current.logLikelihood)
-            for _ in 0..<20 {
-                guard let inverse = current.a.inverse else { return }
-                var step = inverse * current.b
-                let n = step.length
-                if n > 1 { step = step / n }
-                var accepted = false
-                for _ in 0..<10 {
-                    let candidate = x + step
-                    let next = linearise(at: candidate, window: window, k: k, priorInformation: priorInformation, priorMean: mu0)
-                    let fNext = cost(candidate, next.logLikelihood)
-                    if fNext <= f + 1e-9 {
-                        x = candidate
-                        current = next
-                        let decrease = f - fNext
-                        f = fNext
-                        accepted = decrease > 1e-7 && step.length > 1e-5
-                        break
-                    }
-                    step = 0.5 * step
-                }
-                if !accepted { break }
+            guard let (x, solved) = solve(h, window: window, k: k, priorInformation: priorInformation) else { return }
+            var model = linearisation(at: x, window: window, k: k, priorInformation: priorInformation, priorMean: h.priorMeanInWorld)
+            var driftInformation: Matrix3?
+            if bursts {
+                // The burst chain's normal equations and likelihood are not sums of the entries'
+                // own terms: the model is the solve's, used once (the next refinement solves again),
+                // and the drift is considered with independent ranges.
+                driftInformation = model.information
+                model.information = solved.a
+                model.gradient = solved.b
+                model.cost = 0.5 * priorInformation.quadraticForm(x - h.priorMeanInWorld) - solved.logLikelihood
+                model.biasGradient = solved.biasGradient
             }
-            guard x.isFinite, let covariance = current.a.inverse, covariance.isFinite, covariance.determinant > 0 else { return }
-            let logMissing = logMissingDirections(window, k: k) { _ in x }
-            let logPriorNormaliser = -0.5 * (log(max(h.priorCovariance.determinant, 1e-300)) + 3 * log(2 * .pi))
-            let logVolume = 0.5 * (log(covariance.determinant) + 3 * log(2 * .pi))
-            h.meanInWorld = x
-            // Considered, not estimated: a common range bias β ~ N(0, σ_β²) would move the
-            // solution by `s β`, `s = A⁻¹ (Σ c π g / v + P₀⁻¹ u₀)`; its covariance gets `σ_β² s sᵀ`.
-            let sensitivity = covariance * (current.biasGradient + priorInformation * h.priorRangeDirection)
-            let considered = k.biasVariance * Matrix3.outer(sensitivity, sensitivity)
-            var drift = Matrix3.zero
-            if k.options.acquisition.considersDriftGeometry, let newest = window.entries.last {
-                drift = consideredDrift(window: window, at: x, k: k, priorInformation: priorInformation,
-                                        pathLengthMetres: newest.pathLengthMetres)
-            }
-            h.covariance = (covariance + considered + drift + Matrix3.scaledIdentity(max(addedVariance, 0))).symmetrized
-            h.rangeBiasSensitivity = sensitivity
-            h.logWeight = h.priorLogWeight - f + logPriorNormaliser + logVolume + logMissing
+            settle(&h, model: model, step: .zero, k: k, priorInformation: priorInformation, pathLengthMetres: pathLength,
+                   addedVariance: addedVariance, driftInformation: driftInformation)
+            if bursts { model.entryCount = -1 }
+            h.linearisation = model
         }
         mixture.normalizeWeights()
     }
 
-    /// The drift a fixed point's solution at `x` carries when the device path drifts by
-    /// `f Lᵢ u`, `u` a unit direction nobody knows (``FusionOptions/Acquisition/considersDriftGeometry``), m²:
-    /// `(f²/3) (A⁻¹D − L_T I)(A⁻¹D − L_T I)ᵀ` — the solution moves by `f (A⁻¹D − L_T I) u` and
-    /// `E[u uᵀ] = I/3` for a direction uniform on the sphere —, `A = P₀⁻¹ + Σ Iᵢ`, `D = Σ Lᵢ Iᵢ`, with `Iᵢ = wᵢ g gᵀ`
-    /// for each range and angle, `wᵢ` the robust weight the independent-range batch gives it
-    /// at `x` (``robustWeight(_:variance:multiplicity:density:)``; a Channel Sounding
-    /// window's burst-chain weights are not used here) and `L_T` (`pathLengthMetres`) the
-    /// path travelled now. Where `A` cannot be inverted to finite numbers (the prior keeps it
-    /// positive definite, so only a degenerate window), the translation by half the drift,
-    /// `(f L_T / 2)² / 3 · I`, stands in.
-    static func consideredDrift(window: MeasurementWindow, at x: Vector3, k: Constants, priorInformation: Matrix3,
-                                pathLengthMetres now: Double) -> Matrix3 {
-        let o = k.options
-        var a = priorInformation, d = Matrix3.zero
-        for e in window.entries {
-            var information = Matrix3.zero
-            if e.hasRange, let range = weightedRange(of: e, at: x, k: k) {
-                information = range.weight * Matrix3.outer(range.gradient, range.gradient)
-            }
-            var unused = Vector3.zero
-            _ = accumulateDirection(of: e, at: x, k: k, a: &information, b: &unused)
-            a = a + information
-            d = d + e.pathLengthMetres * information
+    /// Step 1 for one hypothesis: the reweighted Gauss–Newton minimisation of `f` from its prior
+    /// mean, with a backtracking line search; the minimum and the normal equations there, or
+    /// `nil` when they become singular.
+    static func solve(_ h: PositionHypothesis, window: MeasurementWindow, k: Constants, priorInformation: Matrix3)
+        -> (Vector3, (a: Matrix3, b: Vector3, logLikelihood: Double, biasGradient: Vector3))? {
+        let mu0 = h.priorMeanInWorld
+        func cost(_ x: Vector3, _ logLikelihood: Double) -> Double {
+            0.5 * priorInformation.quadraticForm(x - mu0) - logLikelihood
         }
-        let f = o.acquisition.vioDriftFraction
-        let translation = Matrix3.scaledIdentity(o.driftTranslationVariance(pathMetres: now))
-        guard let inverse = a.inverse, inverse.isFinite else { return translation }
-        let shift = inverse * d - Matrix3.scaledIdentity(now)
-        let considered = (f * f / 3) * (shift * shift.transposed)
-        return considered.isFinite ? considered : translation
+        var x = mu0
+        var current = linearise(at: x, window: window, k: k, priorInformation: priorInformation, priorMean: mu0)
+        var f = cost(x, current.logLikelihood)
+        for _ in 0..<20 {
+            guard let inverse = current.a.inverse else { return nil }
+            var step = inverse * current.b
+            let n = step.length
+            if n > 1 { step = step / n }
+            var accepted = false
+            for _ in 0..<10 {
+                let candidate = x + step
+                let next = linearise(at: candidate, window: window, k: k, priorInformation: priorInformation, priorMean: mu0)
+                let fNext = cost(candidate, next.logLikelihood)
+                if fNext <= f + 1e-9 {
+                    x = candidate
+                    current = next
+                    let decrease = f - fNext
+                    f = fNext
+                    accepted = decrease > 1e-7 && step.length > 1e-5
+                    break
+                }
+                step = 0.5 * step
+            }
+            if !accepted { break }
+        }
+        return (x, current)
     }
 }

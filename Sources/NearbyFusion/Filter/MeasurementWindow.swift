@@ -91,6 +91,9 @@ public enum DirectionContent: UInt8, Sendable, Hashable {
     public private(set) var entries: ContiguousArray<WindowEntry>
     /// (See ``entries``.)
     public let capacity: Int
+    /// Counts the changes other than an append (clearing, cutting back, thinning): a model
+    /// summing the entries (``BatchLinearisation``) is valid only for the revision it was made from.
+    public private(set) var revision: UInt64 = 0
 
     /// A window holding at most `capacity` entries.
     public init(capacity: Int) {
@@ -100,11 +103,15 @@ public enum DirectionContent: UInt8, Sendable, Hashable {
     }
 
     /// Forgets every entry (keeping the storage).
-    public mutating func removeAll() { entries.removeAll(keepingCapacity: true) }
+    public mutating func removeAll() {
+        entries.removeAll(keepingCapacity: true)
+        revision &+= 1
+    }
 
     /// Removes the latest entries back to (and including) the `count`-th latest with a range.
     public mutating func removeLatest(ranges count: Int) {
         var left = count
+        revision &+= 1
         while left > 0, let last = entries.last {
             if last.hasRange { left -= 1 }
             entries.removeLast()
@@ -120,6 +127,7 @@ public enum DirectionContent: UInt8, Sendable, Hashable {
     /// Keeps every other entry, each carrying the multiplicity of the pair it replaces (and
     /// the time of the first of the two).
     private mutating func thin() {
+        revision &+= 1
         var write = 0
         var read = 0
         while read < entries.count {

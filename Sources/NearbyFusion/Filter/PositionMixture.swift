@@ -30,6 +30,9 @@ import Foundation
     /// The unit vector from the antenna to this hypothesis's tile on the range sphere it was
     /// tiled on (zero when it was not tiled): a bias in that range moves the prior mean along it.
     public var priorRangeDirection = Vector3.zero
+    /// The batch's quadratic model of this hypothesis, kept between refinements (empty until
+    /// the first, and for a merged hypothesis).
+    public var linearisation = BatchLinearisation()
 
     /// A hypothesis with this log-weight, mean (world frame, metres) and covariance (m²).
     public init(logWeight: Double, meanInWorld: Vector3, covariance: Matrix3) {
@@ -293,9 +296,10 @@ public struct MixtureMoments: Sendable, Hashable {
         }
         let logMinimum = log(minimumWeight)
         var i = 0
+        // Fields read in place: a hypothesis (its batch model included) is too large to copy
+        // for a comparison.
         while i < hypotheses.count && hypotheses.count > 1 {
-            let h = hypotheses[i]
-            if h.logWeight < logMinimum || !h.meanInWorld.isFinite || !h.covariance.isFinite {
+            if hypotheses[i].logWeight < logMinimum || !hypotheses[i].meanInWorld.isFinite || !hypotheses[i].covariance.isFinite {
                 hypotheses.swapAt(i, hypotheses.count - 1)
                 hypotheses.removeLast()
             } else {
@@ -303,16 +307,15 @@ public struct MixtureMoments: Sendable, Hashable {
             }
         }
         var a = 0
-        while a < hypotheses.count {
+        while mergeDistanceSquared > 0 && a < hypotheses.count {
             var b = a + 1
             while b < hypotheses.count {
-                let ha = hypotheses[a], hb = hypotheses[b]
-                let d = ha.meanInWorld - hb.meanInWorld
-                let sum = ha.covariance + hb.covariance
+                let d = hypotheses[a].meanInWorld - hypotheses[b].meanInWorld
+                let sum = hypotheses[a].covariance + hypotheses[b].covariance
                 // Cheap rejection before the 3×3 inverse.
                 if d.lengthSquared <= 9 * mergeDistanceSquared * sum.trace,
                    let inverse = sum.inverse, inverse.quadraticForm(d) < mergeDistanceSquared {
-                    hypotheses[a] = Self.merged(ha, hb)
+                    hypotheses[a] = Self.merged(hypotheses[a], hypotheses[b])
                     hypotheses.swapAt(b, hypotheses.count - 1)
                     hypotheses.removeLast()
                 } else {

@@ -1,0 +1,309 @@
+import Foundation
+
+/// One hypothesis's batch, kept between updates as the quadratic model of its cost at a
+/// linearisation point `x̂` (``point``): with `δ = x − x̂`,
+/// `f(x̂ + δ) ≈ f(x̂) − bᵀδ + ½ δᵀ A δ`, `b = −∇f(x̂)` and `A` the reweighted Gauss–Newton
+/// matrix `P₀⁻¹ + Σ_k c_k π_k H_kᵀ R_k⁻¹ H_k` at `x̂` (``BatchRefinement``'s normal equations).
+///
+/// Every term is a sum over the window's entries, each linearised at `x̂`, so a new entry adds
+/// its own terms and nothing else is recomputed (``BatchRefinement/refine(_:window:options:addedVariance:)``):
+/// the incremental smoothing of iSAM2 with one fixed-size block per hypothesis. The model is
+/// rebuilt — the hypothesis re-solved from its prior — when its minimum moves further than
+/// ``BatchRefinement/isWithinLinearisation(_:from:sigma:tolerance:)`` allows (iSAM2's fluid
+/// relinearisation), and whenever the window is reshaped (thinned, cut back or cleared).
+@_spi(Internals) public struct BatchLinearisation: Sendable, Hashable {
+    /// `x̂`, world frame, metres.
+    public var point = Vector3.zero
+    /// `A` at `x̂`, 1/m² (prior information included).
+    public var information = Matrix3.zero
+    /// `b = −∇f(x̂)`, 1/m.
+    public var gradient = Vector3.zero
+    /// `f(x̂)`: the prior's quadratic term minus the window's robust log-likelihood.
+    public var cost = 0.0
+    /// `Σ c_k π_k g_k / v_k` over the ranges, 1/m (what a common range bias moves in `b`).
+    public var biasGradient = Vector3.zero
+    /// `D = Σ_k L_k I_k`, each entry's information weighted by the path travelled when it was
+    /// made, 1/m (``FusionOptions/Acquisition/considersDriftGeometry``).
+    public var pathWeightedInformation = Matrix3.zero
+    /// `Σ c_k log ρ(θ_k)` over the entries with a missing direction at `x̂`, and its gradient
+    /// with respect to the position, 1/m: the evidence at `x̂ + δ` takes the first-order value.
+    public var logMissing = 0.0
+    /// (See ``logMissing``.)
+    public var logMissingGradient = Vector3.zero
+    /// Which window the terms sum (``MeasurementWindow/revision``) and how many of its
+    /// entries; `-1`: no model yet.
+    public var windowRevision: UInt64 = 0
+    /// (See ``windowRevision``.)
+    public var entryCount = -1
+
+    /// An empty model (the hypothesis is solved in full at its next refinement).
+    public init() {}
+}
+
+extension BatchRefinement {
+    /// Adds one window entry's terms, linearised at `model.point`, to `model`: for a range,
+    /// with residual `e`, gradient `g`, robust weight `w = c π / v` and robust density `p`,
+    /// `A += w g gᵀ`, `b += w e g`, `f −= c log p(e)`, bias gradient `+= w g`; the same for
+    /// each angle residual (with the symmetric angle density); `D += L I_k` with `I_k` the
+    /// entry's information; for a missing direction, `c log ρ(θ)` and its gradient
+    /// `c (ρ'(θ)/ρ) ∇θ`, `∇θ = R (e_z + cos θ u) / (‖v‖ sin θ)` with `v = Rᵀ(x − a)`, `u = v/‖v‖`.
+    /// Returns the smallest line-of-sight share `π` among the entry's residuals (1 without any).
+    @inline(__always) @discardableResult
+    static func add(_ e: WindowEntry, to model: inout BatchLinearisation, k: Constants) -> Double {
+        let x = model.point
+        var information = Matrix3.zero
+        var b = Vector3.zero
+        var logTerm = 0.0
+        var share = 1.0
+        if e.hasRange, let range = weightedRange(of: e, at: x, k: k) {
+            let w = range.weight, g = range.gradient
+            information += w * Matrix3.outer(g, g)
+            b += (w * range.residual) * g
+            model.biasGradient += w * g
+            logTerm += range.logTerm
+            share = w * k.options.nominalRangeModel(from: e.antennaInWorld).variance / max(e.multiplicity, 1e-300)
+        }
+        forEachDirectionResidual(of: e, at: x, k: k) { residual, variance, g in
+            let (w, term) = robustWeight(residual, variance: variance, multiplicity: e.multiplicity, density: k.angleDensity)
+            information += w * Matrix3.outer(g, g)
+            b += (w * residual) * g
+            logTerm += term
+            share = min(share, w * variance / max(e.multiplicity, 1e-300))
+        }
+        model.information += information
+        model.gradient += b
+        model.cost -= logTerm
+        if k.options.acquisition.considersDriftGeometry {
+            model.pathWeightedInformation += e.pathLengthMetres * information
+        }
+        if e.directionMissing && e.direction == .none {
+            let (logRho, gradient) = logMissingDirection(of: e, at: x, options: k.options)
+            model.logMissing += e.multiplicity * logRho
+            model.logMissingGradient += e.multiplicity * gradient
+        }
+        return share
+    }
+
+    /// `log ρ(θ)` of a missing direction at `x` (``FusionOptions/missingDirectionLikelihood(offAxisAngle:)``)
+    /// and its gradient with respect to `x` (world frame, 1/m). With
+    /// `ρ(θ) = ρ₀ + (1 − ρ₀) σ(s)`, `s = (θ − θ_e)/w`: `dρ/dθ = (1 − ρ₀) σ(s)(1 − σ(s))/w`.
+    @inline(__always)
+    static func logMissingDirection(of e: WindowEntry, at x: Vector3, options o: FusionOptions) -> (Double, Vector3) {
+        let v = e.worldFromDevice.inverseRotate(x - e.antennaInWorld)
+        let theta = DeviceAngles.offAxisAngle(v)
+        let rho = max(o.missingDirectionLikelihood(offAxisAngle: theta), 1e-300)
+        let length = v.length, sine = sin(theta)
+        guard length > 1e-9, sine > 1e-9 else { return (log(rho), .zero) }
+        let edge = o.sensors.fieldOfViewHalfAngle - o.acquisition.fieldOfViewMargin
+        let width = max(o.acquisition.fieldOfViewEdgeWidth, 1e-6)
+        let sigma = 1 / (1 + exp(-(theta - edge) / width))
+        let dRho = (1 - o.acquisition.missingDirectionLikelihood) * sigma * (1 - sigma) / width
+        // ∂θ/∂v = (e_z + cos θ · u) / (‖v‖ sin θ), into the world frame by R.
+        let u = v / length
+        let dTheta = (Vector3(0, 0, 1) + cos(theta) * u) / (length * sine)
+        return (log(rho), (dRho / rho) * e.worldFromDevice.rotate(dTheta))
+    }
+
+    /// The model of the whole window at `x` with the prior `N(μ₀, Λ⁻¹)`: `A = Λ`,
+    /// `b = Λ(μ₀ − x)`, `f = ½ (x − μ₀)ᵀ Λ (x − μ₀)`, then every entry (``add(_:to:k:)``).
+    static func linearisation(at x: Vector3, window: MeasurementWindow, k: Constants,
+                              priorInformation: Matrix3, priorMean: Vector3) -> BatchLinearisation {
+        var model = BatchLinearisation()
+        model.point = x
+        model.information = priorInformation
+        model.gradient = priorInformation * (priorMean - x)
+        model.cost = 0.5 * priorInformation.quadraticForm(x - priorMean)
+        for e in window.entries { add(e, to: &model, k: k) }
+        model.windowRevision = window.revision
+        model.entryCount = window.entries.count
+        return model
+    }
+
+    /// Brings a hypothesis's model up to date with the window and returns the step to its
+    /// minimum, `δ = A⁻¹ b`, once the step is small enough for the model to hold
+    /// (``isWithinLinearisation(_:from:sigma:tolerance:)``). A longer step is a Gauss–Newton
+    /// iteration: the model is rebuilt at `x̂ + δ` — the window linearised afresh — and kept if
+    /// its cost is no higher (otherwise `δ` is halved). `nil` when the hypothesis must be
+    /// re-solved from its prior instead: no model yet, the window was reshaped since, `A` is
+    /// singular, or eight iterations did not bring the step within the model's reach.
+    @inline(__always)
+    static func extend(_ model: inout BatchLinearisation, window: MeasurementWindow, k: Constants,
+                       priorInformation: Matrix3, priorMean: Vector3, logWeight: Double) -> Vector3? {
+        let base = k.options.acquisition.relinearisationTolerance
+        guard base > 0, model.entryCount >= 0, model.windowRevision == window.revision,
+              model.entryCount <= window.entries.count, let antenna = window.entries.last?.antennaInWorld else { return nil }
+        let previous = model
+        var share = 1.0
+        window.entries.withUnsafeBufferPointer { entries in
+            for j in model.entryCount..<entries.count { share = min(share, add(entries[j], to: &model, k: k)) }
+        }
+        model.entryCount = window.entries.count
+        if share < 0.5 {
+            // A new entry the model's point does not explain (an outlier there, `π < ½`) may pull
+            // the minimum out of the plateau its robust density makes, further than a model that
+            // weighs it at the old point can see; and for a hypothesis that holds weight it may be
+            // the first of a run that says the window's old entries were the outliers (a
+            // multipath burst the acquisition settled on), which only re-weighing them all can
+            // tell. A hypothesis holding 1 % of the weight or more is re-solved from its prior;
+            // a lighter one's minimum is found with the new entries evaluated exactly, and the
+            // window linearised afresh there.
+            guard exp(logWeight) < 0.01 else { return nil }
+            guard let x = minimum(of: previous, with: window.entries[previous.entryCount...], k: k) else { return nil }
+            model = linearisation(at: x, window: window, k: k, priorInformation: priorInformation, priorMean: priorMean)
+        }
+        let sigma = k.options.sensors.rangeStandardDeviation
+        // The tolerance scales with `√(0.01/w)`, from a tenth for a hypothesis holding all the
+        // weight (whose covariance the convergence and the outputs read) to 100× at 10⁻⁶ (whose
+        // evidence need only say that it stays light; once it gains weight the tolerance
+        // tightens and its model is rebuilt).
+        let tolerance = base * min(max(0.1, (0.01 / max(exp(logWeight), 1e-300)).squareRoot()), 100)
+        guard let inverse = model.information.inverse else { return nil }
+        var delta = inverse * model.gradient
+        guard delta.isFinite else { return nil }
+        var iterations = 0
+        // The missing directions' term is taken to first order: its change over the step must
+        // stay within half a nat, whatever the weight (a logistic extrapolated linearly over a
+        // long step can turn a light hypothesis behind the user into a heavy one in front).
+        while !isWithinLinearisation(delta, from: model.point - antenna, sigma: sigma, tolerance: tolerance)
+                || abs(model.logMissingGradient.dot(delta)) > 0.5 {
+            guard iterations < 8 else { return nil }
+            iterations += 1
+            // A Gauss–Newton iteration from the model's point: steps capped at 1 m and halved
+            // until the cost does not rise, as the solve from the prior does.
+            var step = delta.length > 1 ? delta / delta.length : delta
+            var accepted = false
+            for _ in 0..<8 {
+                let candidate = linearisation(at: model.point + step, window: window, k: k, priorInformation: priorInformation,
+                                              priorMean: priorMean)
+                if candidate.cost <= model.cost + 1e-9, let inverse = candidate.information.inverse {
+                    model = candidate
+                    delta = inverse * candidate.gradient
+                    accepted = delta.isFinite
+                    break
+                }
+                step = 0.5 * step
+            }
+            guard accepted else { return nil }
+        }
+        return delta
+    }
+
+    /// The minimum of `q(x) − Σ_new c log p(e(x))`: a model's quadratic `q` (the entries it
+    /// holds, linearised at its point) and the new entries evaluated exactly, by the same
+    /// reweighted Gauss–Newton as the solve from the prior (steps capped at 1 m and halved until
+    /// the cost does not rise; stopped when it falls by less than 10⁻⁷ or the step is below
+    /// 10 µm), from the model's point. Each iteration costs only the new entries. With
+    /// `δ = x − x̂`: `q(x) = f(x̂) − bᵀδ + ½ δᵀAδ`, its gradient `−(b − Aδ)` and its
+    /// Gauss–Newton matrix `A`. `nil` when the normal equations become singular.
+    static func minimum(of model: BatchLinearisation, with newEntries: ArraySlice<WindowEntry>, k: Constants) -> Vector3? {
+        func evaluate(_ x: Vector3) -> (cost: Double, a: Matrix3, b: Vector3) {
+            var terms = BatchLinearisation()
+            terms.point = x
+            for e in newEntries { add(e, to: &terms, k: k) }
+            let delta = x - model.point
+            let cost = model.cost - model.gradient.dot(delta) + 0.5 * model.information.quadraticForm(delta) + terms.cost
+            return (cost, model.information + terms.information, model.gradient - model.information * delta + terms.gradient)
+        }
+        var x = model.point
+        var current = evaluate(x)
+        for _ in 0..<20 {
+            guard let inverse = current.a.inverse else { return nil }
+            var step = inverse * current.b
+            if step.length > 1 { step = step / step.length }
+            var accepted = false
+            for _ in 0..<10 {
+                let next = evaluate(x + step)
+                if next.cost <= current.cost + 1e-9 {
+                    let decrease = current.cost - next.cost
+                    x = x + step
+                    current = next
+                    accepted = decrease > 1e-7 && step.length > 1e-5
+                    break
+                }
+                step = 0.5 * step
+            }
+            if !accepted { break }
+        }
+        return x.isFinite ? x : nil
+    }
+
+    /// Whether a model linearised at `x̂` still holds at `x̂ + δ`: the range's second-order term
+    /// over the step, `‖δ‖² / (2 r)` (`r = ‖x̂ − a‖`, metres, from the newest antenna position
+    /// `a`), stays within `tolerance` times the range's σ — where a step leaves every range's
+    /// linearisation error a fraction of its noise, and the angles' (`‖δ‖²/r²` radians) a
+    /// fraction of theirs.
+    @inline(__always)
+    static func isWithinLinearisation(_ delta: Vector3, from offset: Vector3, sigma: Double, tolerance: Double) -> Bool {
+        delta.lengthSquared <= 2 * tolerance * sigma * max(offset.length, 0.1)
+    }
+
+    /// Sets a hypothesis from its model's minimum `x̂ + δ` (the Laplace approximation of
+    /// ``BatchRefinement``, steps 2–4): mean `x̂ + δ`, covariance
+    /// `A⁻¹ + σ_β² s sᵀ + drift + q I`, log weight
+    /// `log w₀ − f* − ½ log det(2π P₀) + ½ log det(2π A⁻¹) + log ρ-terms`, with the model's
+    /// `f* = f(x̂) − bᵀδ + ½ δᵀAδ` and the missing directions' `Σ c log ρ` to first order.
+    /// Leaves the hypothesis as it was when `A` cannot be inverted to a positive-definite
+    /// covariance. `pathLengthMetres` is the path travelled since the acquisition began.
+    @inline(__always)
+    /// `driftInformation` is the `A` the drift is considered through when it is not the model's
+    /// (a Channel Sounding window's: its drift is weighed with independent ranges).
+    static func settle(_ h: inout PositionHypothesis, model: BatchLinearisation, step delta: Vector3, k: Constants,
+                       priorInformation: Matrix3, pathLengthMetres now: Double, addedVariance: Double,
+                       driftInformation: Matrix3? = nil) {
+        let x = model.point + delta
+        guard x.isFinite, let covariance = model.information.inverse, covariance.isFinite else { return }
+        let determinant = covariance.determinant
+        guard determinant > 0 else { return }
+        let f = model.cost - model.gradient.dot(delta) + 0.5 * model.information.quadraticForm(delta)
+        let logMissing = model.logMissing + model.logMissingGradient.dot(delta)
+        let logPriorNormaliser = -0.5 * (log(max(h.priorCovariance.determinant, 1e-300)) + 3 * log(2 * .pi))
+        let logVolume = 0.5 * (log(determinant) + 3 * log(2 * .pi))
+        h.meanInWorld = x
+        // Considered, not estimated: a common range bias β ~ N(0, σ_β²) moves the solution by
+        // `s β`, `s = A⁻¹ (Σ c π g / v + P₀⁻¹ u₀)`; the covariance gets `σ_β² s sᵀ`.
+        let sensitivity = covariance * (model.biasGradient + priorInformation * h.priorRangeDirection)
+        let considered = k.biasVariance * Matrix3.outer(sensitivity, sensitivity)
+        var drift = Matrix3.zero
+        if k.options.acquisition.considersDriftGeometry && model.entryCount != 0 {
+            if let a = driftInformation {
+                let inverse = a.inverse ?? Matrix3(.nan, 0, 0, 0, 0, 0, 0, 0, 0)
+                drift = consideredDrift(inverseInformation: inverse, pathWeightedInformation: model.pathWeightedInformation,
+                                        pathLengthMetres: now, options: k.options)
+            } else {
+                drift = consideredDrift(inverseInformation: covariance, pathWeightedInformation: model.pathWeightedInformation,
+                                        pathLengthMetres: now, options: k.options)
+            }
+        }
+        h.covariance = (covariance + considered + drift + Matrix3.scaledIdentity(max(addedVariance, 0))).symmetrized
+        h.rangeBiasSensitivity = sensitivity
+        h.logWeight = h.priorLogWeight - f + logPriorNormaliser + logVolume + logMissing
+    }
+
+    /// The drift a fixed point's solution carries when the device path drifts by `f Lᵢ u`, `u`
+    /// a unit direction nobody knows (``FusionOptions/Acquisition/considersDriftGeometry``), m²:
+    /// `(f²/3) (A⁻¹D − L_T I)(A⁻¹D − L_T I)ᵀ` — the solution moves by `f (A⁻¹D − L_T I) u` and
+    /// `E[u uᵀ] = I/3` for a direction uniform on the sphere —, `A = P₀⁻¹ + Σ Iᵢ`,
+    /// `D = Σ Lᵢ Iᵢ` (``BatchLinearisation/pathWeightedInformation``), `Iᵢ` each range's and
+    /// angle's robustly weighted information `wᵢ g gᵀ` and `L_T` (`pathLengthMetres`) the path
+    /// travelled now. Where that is not finite (a degenerate window), the translation by half
+    /// the drift, `(f L_T / 2)² / 3 · I`, stands in.
+    @inline(__always)
+    static func consideredDrift(inverseInformation: Matrix3, pathWeightedInformation: Matrix3, pathLengthMetres now: Double,
+                                options o: FusionOptions) -> Matrix3 {
+        let f = o.acquisition.vioDriftFraction
+        let shift = inverseInformation * pathWeightedInformation - Matrix3.scaledIdentity(now)
+        let considered = (f * f / 3) * (shift * shift.transposed)
+        return considered.isFinite ? considered : Matrix3.scaledIdentity(o.driftTranslationVariance(pathMetres: now))
+    }
+}
+
+extension BatchRefinement {
+    /// The model of `window` under hypothesis `h`'s tile prior, linearised at `x` (world frame,
+    /// metres): what the model a hypothesis keeps must equal, however it was built (from its
+    /// prior at once, or extended update by update). `nil` when the prior's covariance is singular.
+    public static func linearisation(of h: PositionHypothesis, at x: Vector3, window: MeasurementWindow,
+                                     options o: FusionOptions) -> BatchLinearisation? {
+        guard let priorInformation = h.priorCovariance.inverse else { return nil }
+        return linearisation(at: x, window: window, k: Constants(o), priorInformation: priorInformation, priorMean: h.priorMeanInWorld)
+    }
+}

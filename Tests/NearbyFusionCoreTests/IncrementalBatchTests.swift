@@ -1,0 +1,173 @@
+import Foundation
+@_spi(Internals) import NearbyFusion
+import NearbyFusionSimulation
+import Testing
+
+@Suite("The acquisition batch, kept and extended update by update")
+struct IncrementalBatchTests {
+    /// An acquisition as the engine runs it: a still tag 4.5 m away, the device sweeping
+    /// sideways and up and down while it walks, ranges (σ 0.1 m) at 10 Hz, a direction while
+    /// the tag is inside the 60° cone and a missing direction outside it. Seeded noise.
+    static func acquisitionWindow(count: Int, capacity: Int = 160, seed: UInt64 = 5) -> [WindowEntry] {
+        var noise = NoiseStream(seed: seed, source: "incremental-batch")
+        let truth = Vector3(2.5, 0.8, -3.6)
+        var entries: [WindowEntry] = []
+        var path = 0.0
+        var previous: Vector3?
+        for k in 0..<count {
+            let t = Double(k) * 0.1
+            let a = Vector3(0.5 * sin(0.9 * t) + 0.05 * t, 1.3 + 0.25 * sin(0.6 * t), -0.03 * t)
+            if let p = previous { path += (a - p).length }
+            previous = a
+            // The device turns slowly about the vertical: the tag leaves the cone and comes back.
+            let yaw = 0.9 * sin(0.2 * t)
+            let rotation = Quaternion(x: 0, y: sin(yaw / 2), z: 0, w: cos(yaw / 2))
+            let inDevice = rotation.inverseRotate(truth - a)
+            let range = (truth - a).length + noise.gaussian(standardDeviation: 0.1)
+            var entry = WindowEntry(antennaInWorld: a, worldFromDevice: rotation, rangeMetres: range, angles: Vector2(0, 0),
+                                    hasRange: true, direction: .none, directionMissing: false, multiplicity: 1, timestamp: t)
+            if DeviceAngles.offAxisAngle(inDevice) < Angle.radians(degrees: 60) {
+                let angles = DeviceAngles.azimuthElevation(inDevice)
+                entry.angles = Vector2(angles.x + noise.gaussian(standardDeviation: 0.05),
+                                       angles.y + noise.gaussian(standardDeviation: 0.05))
+                entry.direction = .azimuthElevation
+            } else {
+                entry.directionMissing = true
+            }
+            entry.pathLengthMetres = path
+            entries.append(entry)
+        }
+        return entries
+    }
+
+    /// The first range's sphere, tiled as the engine tiles it.
+    static func tiledBank(first: WindowEntry, options: FusionOptions) -> PositionMixture {
+        var mixture = PositionMixture(capacity: options.acquisition.maximumHypotheses)
+        mixture.initialize(rangeMetres: first.rangeMetres, antennaInWorld: first.antennaInWorld,
+                           forwardInWorld: first.worldFromDevice.rotate(Vector3(0, 0, -1)), options: options)
+        return mixture
+    }
+
+    @Test func extendedUpdateByUpdateTheBatchFollowsTheExactOne() throws {
+        let entries = Self.acquisitionWindow(count: 120)
+        var exactOptions = FusionOptions()
+        exactOptions.acquisition.relinearisationTolerance = 0
+        let options = FusionOptions()
+        #expect(options.acquisition.relinearisationTolerance > 0)
+        var exact = Self.tiledBank(first: entries[0], options: options)
+        var kept = exact
+        var window = MeasurementWindow(capacity: 160)
+        var worstMetres = 0.0, worstWeight = 0.0, extended = 0
+        for (k, entry) in entries.dropFirst().enumerated() {
+            window.append(entry)
+            BatchRefinement.refine(&exact, window: window, options: exactOptions)
+            BatchRefinement.refine(&kept, window: window, options: options)
+            exact.pruneAndMerge(minimumWeight: options.acquisition.acquisitionPruneWeight, mergeDistanceSquared: 0)
+            kept.pruneAndMerge(minimumWeight: options.acquisition.acquisitionPruneWeight, mergeDistanceSquared: 0)
+            // The same hypotheses, by their tiles: each kept one against its exact twin.
+            for h in kept.hypotheses {
+                guard let twin = exact.hypotheses.first(where: { $0.priorMeanInWorld == h.priorMeanInWorld }) else { continue }
+                if exp(twin.logWeight) > 0.01 {
+                    worstMetres = max(worstMetres, (h.meanInWorld - twin.meanInWorld).length)
+                }
+                worstWeight = max(worstWeight, abs(exp(h.logWeight) - exp(twin.logWeight)))
+                if h.linearisation.entryCount == window.entries.count, k > 10 { extended += 1 }
+            }
+        }
+        // Hypotheses that matter sit within 2 cm of the exact solution; no weight is off by 0.05.
+        #expect(worstMetres < 0.02, "a kept hypothesis strayed \(worstMetres) m from the exact one")
+        #expect(worstWeight < 0.05, "a weight strayed by \(worstWeight)")
+        #expect(extended > 0)
+        // Both banks agree on where the tag is.
+        let truth = Vector3(2.5, 0.8, -3.6)
+        #expect((exact.moments.meanInWorld - truth).length < 0.3)
+        #expect((kept.moments.meanInWorld - exact.moments.meanInWorld).length < 0.02)
+    }
+
+    @Test func aKeptModelIsTheSumOfItsEntriesAtItsPoint() throws {
+        // However the model was built — solved, extended, linearised afresh — it must equal the
+        // window's model at its point, entry for entry.
+        let entries = Self.acquisitionWindow(count: 90)
+        let options = FusionOptions()
+        var mixture = PositionMixture(capacity: 4)
+        mixture.reset([PositionHypothesis(logWeight: 0, meanInWorld: Vector3(2.0, 1.0, -3.0), covariance: .scaledIdentity(0.6))])
+        var window = MeasurementWindow(capacity: 160)
+        for entry in entries {
+            window.append(entry)
+            BatchRefinement.refine(&mixture, window: window, options: options)
+        }
+        let h = mixture.hypotheses[0]
+        let kept = h.linearisation
+        #expect(kept.entryCount == window.entries.count)
+        let fresh = try #require(BatchRefinement.linearisation(of: h, at: kept.point, window: window, options: options))
+        func close(_ a: Double, _ b: Double) -> Bool { abs(a - b) <= 1e-7 * max(1, abs(a), abs(b)) }
+        func norm(_ m: Matrix3) -> Double { (m * m.transposed).trace.squareRoot() }
+        func close(_ a: Matrix3, _ b: Matrix3) -> Bool { norm(a - b) <= 1e-7 * max(1, norm(b)) }
+        #expect(close(kept.information, fresh.information))
+        #expect((kept.gradient - fresh.gradient).length <= 1e-7 * max(1, fresh.gradient.length))
+        #expect(close(kept.cost, fresh.cost))
+        #expect(close(kept.pathWeightedInformation, fresh.pathWeightedInformation))
+        #expect(close(kept.logMissing, fresh.logMissing))
+        #expect(fresh.logMissing < 0, "the window holds missing directions inside the cone's edge")
+        // And the hypothesis sits at the model's minimum (within the solve's 10 µm when the last
+        // refinement solved it from its prior).
+        let step = try #require(kept.information.inverse) * kept.gradient
+        #expect((h.meanInWorld - (kept.point + step)).length < 1e-5)
+    }
+
+    @Test func theMissingDirectionsGradientIsTheirSlope() throws {
+        // Entries whose direction went missing, the tag near the cone's edge (where ρ changes
+        // fastest): the model's gradient of Σ log ρ matches central differences.
+        let options = FusionOptions()
+        let entries = Self.acquisitionWindow(count: 200).filter(\.directionMissing)
+        #expect(entries.count > 10)
+        var window = MeasurementWindow(capacity: 400)
+        for e in entries { window.append(e) }
+        let h = PositionHypothesis(logWeight: 0, meanInWorld: Vector3(2.5, 0.8, -3.6), covariance: .scaledIdentity(1))
+        for x in [Vector3(2.5, 0.8, -3.6), Vector3(3.4, 0.5, -2.1), Vector3(1.0, 1.6, -4.0)] {
+            let model = try #require(BatchRefinement.linearisation(of: h, at: x, window: window, options: options))
+            let step = 1e-5
+            for axis in [Vector3(1, 0, 0), Vector3(0, 1, 0), Vector3(0, 0, 1)] {
+                let plus = try #require(BatchRefinement.linearisation(of: h, at: x + step * axis, window: window, options: options))
+                let minus = try #require(BatchRefinement.linearisation(of: h, at: x - step * axis, window: window, options: options))
+                let slope = (plus.logMissing - minus.logMissing) / (2 * step)
+                #expect(abs(model.logMissingGradient.dot(axis) - slope) <= 1e-4 * max(1, abs(slope)),
+                        "at \(x) along \(axis): \(model.logMissingGradient.dot(axis)) against \(slope)")
+            }
+        }
+    }
+
+    @Test func aReshapedWindowIsSolvedAfresh() throws {
+        // Appending keeps the revision (models extend); thinning, cutting back and clearing
+        // change it (models are rebuilt).
+        var window = MeasurementWindow(capacity: 8)
+        let entries = Self.acquisitionWindow(count: 9)
+        for e in entries.prefix(8) { window.append(e) }
+        let appended = window.revision
+        window.append(entries[8])   // full: thinned
+        #expect(window.revision != appended)
+        let thinned = window.revision
+        window.removeLatest(ranges: 1)
+        #expect(window.revision != thinned)
+        let cut = window.revision
+        window.removeAll()
+        #expect(window.revision != cut)
+
+        // A hypothesis whose model belongs to an older revision is re-solved from its prior:
+        // its model then sums the window as it is.
+        let options = FusionOptions()
+        var mixture = PositionMixture(capacity: 2)
+        mixture.reset([PositionHypothesis(logWeight: 0, meanInWorld: Vector3(2.0, 1.0, -3.0), covariance: .scaledIdentity(0.6))])
+        var small = MeasurementWindow(capacity: 8)
+        for e in entries.prefix(8) {
+            small.append(e)
+            BatchRefinement.refine(&mixture, window: small, options: options)
+        }
+        small.append(entries[8])
+        BatchRefinement.refine(&mixture, window: small, options: options)
+        let model = mixture.hypotheses[0].linearisation
+        #expect(model.windowRevision == small.revision && model.entryCount == small.entries.count)
+        let fresh = try #require(BatchRefinement.linearisation(of: mixture.hypotheses[0], at: model.point, window: small, options: options))
+        #expect(abs(model.cost - fresh.cost) < 1e-9 * max(1, abs(fresh.cost)))
+    }
+}
