@@ -149,6 +149,8 @@ struct FilterTests {
         func refined(burstSeconds: Double) -> PositionHypothesis {
             var o = FusionOptions().forRanging(.bluetoothChannelSounding)
             o.gating.rangeMultipathBurstSeconds = burstSeconds
+            // The models compared, each window solved whole (not kept between updates).
+            o.acquisition.relinearisationTolerance = 0
             var mixture = PositionMixture(capacity: 4)
             mixture.reset([PositionHypothesis(logWeight: 0, meanInWorld: truth + Vector3(0.3, 0.2, -0.3), covariance: .scaledIdentity(0.5)),
                            PositionHypothesis(logWeight: 0, meanInWorld: truth + Vector3(-0.6, 0, 0.4), covariance: .scaledIdentity(0.5))])

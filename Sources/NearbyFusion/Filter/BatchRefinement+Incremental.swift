@@ -35,6 +35,19 @@ import Foundation
     public var windowRevision: UInt64 = 0
     /// (See ``windowRevision``.)
     public var entryCount = -1
+    /// How many entries the window held when the model was last linearised afresh.
+    public var rebuiltAtEntryCount = 0
+    /// With a burst chain (``FusionOptions/Gating/rangeMultipathBurstSeconds``): the forward
+    /// pass's `α(A)` after the last range, the time of that range (−∞ before the first), and
+    /// the information with every range weighed as independent (`P₀⁻¹ + Σ I_k`, what the drift
+    /// is considered through). A new range continues the forward pass: its weight in `A` and
+    /// `b` is its filtered `α(A) π` until the next rebuild smooths it (`γ(A) π`), while `f`
+    /// takes the chain's exact `−log s_k`.
+    public var forwardLineOfSight = 1.0
+    /// (See ``forwardLineOfSight``.)
+    public var lastRangeTime = -Double.infinity
+    /// (See ``forwardLineOfSight``.)
+    public var independentInformation = Matrix3.zero
 
     /// An empty model (the hypothesis is solved in full at its next refinement).
     public init() {}
@@ -47,7 +60,14 @@ extension BatchRefinement {
     /// each angle residual (with the symmetric angle density); `D += L I_k` with `I_k` the
     /// entry's information; for a missing direction, `c log ρ(θ)` and its gradient
     /// `c (ρ'(θ)/ρ) ∇θ`, `∇θ = R (e_z + cos θ u) / (‖v‖ sin θ)` with `v = Rᵀ(x − a)`, `u = v/‖v‖`.
-    /// Returns the smallest line-of-sight share `π` among the entry's residuals (1 without any).
+    /// Returns the smallest share of the entry's residuals that the line of sight or multipath
+    /// explain, `1 − (ε/span)/p(e)` (for a symmetric density, `π`; 1 without any residual).
+    ///
+    /// With a burst chain, a range continues the forward pass from ``BatchLinearisation/forwardLineOfSight``:
+    /// `ρ = exp(−Δt (λ + μ))` from the last range, `P(A) = α(1 − η(1 − ρ)) + (1 − α)(1 − η)(1 − ρ)`
+    /// (`1 − η` for the first), `s = P(A) p_A(e)^c + (1 − P(A)) p_B(e)^c`, `f −= log s`,
+    /// `α ← P(A) p_A^c / s`, and its weight in `A` and `b` is `α c π_A / v`
+    /// (``BatchRefinement/lineariseWithBursts(at:window:k:priorInformation:priorMean:)``).
     @inline(__always) @discardableResult
     static func add(_ e: WindowEntry, to model: inout BatchLinearisation, k: Constants) -> Double {
         let x = model.point
@@ -55,26 +75,66 @@ extension BatchRefinement {
         var b = Vector3.zero
         var logTerm = 0.0
         var share = 1.0
-        if e.hasRange, let range = weightedRange(of: e, at: x, k: k) {
-            let w = range.weight, g = range.gradient
-            information += w * Matrix3.outer(g, g)
-            b += (w * range.residual) * g
-            model.biasGradient += w * g
-            logTerm += range.logTerm
-            share = w * k.options.nominalRangeModel(from: e.antennaInWorld).variance / max(e.multiplicity, 1e-300)
+        var independent = Matrix3.zero
+        if e.hasRange {
+            let rangeModel = k.options.nominalRangeModel(from: e.antennaInWorld)
+            let (r, g) = rangeModel.linearised(at: x)
+            if r > 1e-6 {
+                let residual = rangeModel.residual(e.rangeMetres, r), v = rangeModel.variance, c = e.multiplicity
+                let inlier = k.rangeDensity.inlier(residual, variance: v)
+                let excess = k.rangeDensity.excess(residual, variance: v)
+                let outlier = k.rangeDensity.outlierDensity
+                let total = inlier + excess + outlier
+                share = (inlier + excess) / total
+                // Weighed as independent: `c π / v`, `c log p(e)`.
+                let w = c * (inlier / total) / v
+                independent = w * Matrix3.outer(g, g)
+                if k.burstForgettingRate > 0 {
+                    let eta = k.multipathProbability
+                    let lineOfSight = inlier + (1 - eta) * outlier
+                    var emitA = lineOfSight / (1 - eta), emitB = (excess + eta * outlier) / eta, top = 0.0
+                    if c != 1 {
+                        let logA = c * log(emitA), logB = c * log(emitB)
+                        top = max(logA, logB)
+                        emitA = exp(logA - top)
+                        emitB = exp(logB - top)
+                    }
+                    let first = !model.lastRangeTime.isFinite
+                    let rho = first ? 0 : exp(-max(e.timestamp - model.lastRangeTime, 0) * k.burstForgettingRate)
+                    let alpha = model.forwardLineOfSight
+                    let predicted = first ? 1 - eta : alpha * (1 - eta * (1 - rho)) + (1 - alpha) * (1 - eta) * (1 - rho)
+                    let fA = predicted * emitA, fB = (1 - predicted) * emitB
+                    let s = fA + fB
+                    logTerm += log(s) + top
+                    model.forwardLineOfSight = fA / s
+                    model.lastRangeTime = e.timestamp
+                    let chained = model.forwardLineOfSight * (c * inlier / lineOfSight) / v
+                    information += chained * Matrix3.outer(g, g)
+                    b += (chained * residual) * g
+                    model.biasGradient += chained * g
+                } else {
+                    information += independent
+                    b += (w * residual) * g
+                    model.biasGradient += w * g
+                    logTerm += c * log(total)
+                }
+            }
         }
         forEachDirectionResidual(of: e, at: x, k: k) { residual, variance, g in
             let (w, term) = robustWeight(residual, variance: variance, multiplicity: e.multiplicity, density: k.angleDensity)
-            information += w * Matrix3.outer(g, g)
+            let outer = w * Matrix3.outer(g, g)
+            information += outer
+            independent += outer
             b += (w * residual) * g
             logTerm += term
             share = min(share, w * variance / max(e.multiplicity, 1e-300))
         }
         model.information += information
+        model.independentInformation += independent
         model.gradient += b
         model.cost -= logTerm
         if k.options.acquisition.considersDriftGeometry {
-            model.pathWeightedInformation += e.pathLengthMetres * information
+            model.pathWeightedInformation += e.pathLengthMetres * independent
         }
         if e.directionMissing && e.direction == .none {
             let (logRho, gradient) = logMissingDirection(of: e, at: x, options: k.options)
@@ -105,17 +165,41 @@ extension BatchRefinement {
     }
 
     /// The model of the whole window at `x` with the prior `N(μ₀, Λ⁻¹)`: `A = Λ`,
-    /// `b = Λ(μ₀ − x)`, `f = ½ (x − μ₀)ᵀ Λ (x − μ₀)`, then every entry (``add(_:to:k:)``).
+    /// `b = Λ(μ₀ − x)`, `f = ½ (x − μ₀)ᵀ Λ (x − μ₀)`, then every entry (``add(_:to:k:)``); with a
+    /// burst chain, `A`, `b` and `f` then come from the forward–backward pass over the window.
     static func linearisation(at x: Vector3, window: MeasurementWindow, k: Constants,
                               priorInformation: Matrix3, priorMean: Vector3) -> BatchLinearisation {
         var model = BatchLinearisation()
         model.point = x
         model.information = priorInformation
+        model.independentInformation = priorInformation
         model.gradient = priorInformation * (priorMean - x)
         model.cost = 0.5 * priorInformation.quadraticForm(x - priorMean)
-        for e in window.entries { add(e, to: &model, k: k) }
         model.windowRevision = window.revision
         model.entryCount = window.entries.count
+        model.rebuiltAtEntryCount = window.entries.count
+        guard k.burstForgettingRate > 0 else {
+            for e in window.entries { add(e, to: &model, k: k) }
+            return model
+        }
+        // The chain smoothed over the whole window (each range weighed by `γ(A) π`), in one
+        // forward–backward pass that also sums the independent information the drift reads.
+        var independent = (Matrix3.zero, Matrix3.zero)
+        let chain = lineariseWithBursts(at: x, window: window, k: k, priorInformation: priorInformation, priorMean: priorMean,
+                                        independent: &independent)
+        model.information = chain.a
+        model.gradient = chain.b
+        model.cost -= chain.logLikelihood
+        model.biasGradient = chain.biasGradient
+        model.forwardLineOfSight = chain.forwardLineOfSight
+        model.lastRangeTime = chain.lastRangeTime
+        model.independentInformation += independent.0
+        if k.options.acquisition.considersDriftGeometry { model.pathWeightedInformation = independent.1 }
+        for e in window.entries where e.directionMissing && e.direction == .none {
+            let (logRho, gradient) = logMissingDirection(of: e, at: x, options: k.options)
+            model.logMissing += e.multiplicity * logRho
+            model.logMissingGradient += e.multiplicity * gradient
+        }
         return model
     }
 
@@ -129,9 +213,8 @@ extension BatchRefinement {
     @inline(__always)
     static func extend(_ model: inout BatchLinearisation, window: MeasurementWindow, k: Constants,
                        priorInformation: Matrix3, priorMean: Vector3, logWeight: Double) -> Vector3? {
-        let base = k.options.acquisition.relinearisationTolerance
-        guard base > 0, model.entryCount >= 0, model.windowRevision == window.revision,
-              model.entryCount <= window.entries.count, let antenna = window.entries.last?.antennaInWorld else { return nil }
+        guard k.options.acquisition.relinearisationTolerance > 0, model.entryCount >= 0, model.windowRevision == window.revision,
+              model.entryCount <= window.entries.count else { return nil }
         let previous = model
         var share = 1.0
         window.entries.withUnsafeBufferPointer { entries in
@@ -147,16 +230,39 @@ extension BatchRefinement {
             // tell. A hypothesis holding 1 % of the weight or more is re-solved from its prior;
             // a lighter one's minimum is found with the new entries evaluated exactly, and the
             // window linearised afresh there.
-            guard exp(logWeight) < 0.01 else { return nil }
+            // (A burst chain weighs such runs itself.)
+            guard exp(logWeight) < 0.01 || k.burstForgettingRate > 0 else { return nil }
             guard let x = minimum(of: previous, with: window.entries[previous.entryCount...], k: k) else { return nil }
             model = linearisation(at: x, window: window, k: k, priorInformation: priorInformation, priorMean: priorMean)
         }
+        return converge(&model, window: window, k: k, priorInformation: priorInformation, priorMean: priorMean,
+                        logWeight: logWeight, iterations: 8)
+    }
+
+    /// Brings a model's minimum within its reach: the step `δ = A⁻¹ b` once the model holds
+    /// there (``isWithinLinearisation(_:from:sigma:tolerance:)``, the missing directions' term
+    /// within half a nat, a burst chain smoothed recently enough); until then Gauss–Newton
+    /// iterations — the model rebuilt at `x̂ + δ`, the window linearised afresh, kept if its cost
+    /// is no higher (otherwise `δ` is halved; steps capped at 1 m). `nil` when `A` is singular,
+    /// the line search fails, or `iterations` did not suffice. A model built at a tile's prior
+    /// mean solves the hypothesis this way from its prior.
+    static func converge(_ model: inout BatchLinearisation, window: MeasurementWindow, k: Constants,
+                         priorInformation: Matrix3, priorMean: Vector3, logWeight: Double, iterations limit: Int) -> Vector3? {
+        let base = k.options.acquisition.relinearisationTolerance
+        guard base > 0 else { return nil }
+        // The newest antenna position, or the tile's own centre's stand-in before any entry.
+        let antenna = window.entries.last?.antennaInWorld ?? priorMean
         let sigma = k.options.sensors.rangeStandardDeviation
         // The tolerance scales with `√(0.01/w)`, from a tenth for a hypothesis holding all the
         // weight (whose covariance the convergence and the outputs read) to 100× at 10⁻⁶ (whose
         // evidence need only say that it stays light; once it gains weight the tolerance
         // tightens and its model is rebuilt).
-        let tolerance = base * min(max(0.1, (0.01 / max(exp(logWeight), 1e-300)).squareRoot()), 100)
+        let weight = exp(logWeight)
+        let tolerance = base * min(max(0.1, (0.01 / max(weight, 1e-300)).squareRoot()), 100)
+        // A burst chain's newest ranges carry filtered weights: the chain is smoothed again at
+        // every update for a hypothesis holding 1 % of the weight or more, after 4 updates for
+        // one holding 0.1 %, after 16 for a lighter one.
+        let smoothingPeriod = k.burstForgettingRate <= 0 ? Int.max : weight >= 0.01 ? 1 : weight >= 0.001 ? 4 : 16
         guard let inverse = model.information.inverse else { return nil }
         var delta = inverse * model.gradient
         guard delta.isFinite else { return nil }
@@ -165,8 +271,9 @@ extension BatchRefinement {
         // stay within half a nat, whatever the weight (a logistic extrapolated linearly over a
         // long step can turn a light hypothesis behind the user into a heavy one in front).
         while !isWithinLinearisation(delta, from: model.point - antenna, sigma: sigma, tolerance: tolerance)
-                || abs(model.logMissingGradient.dot(delta)) > 0.5 {
-            guard iterations < 8 else { return nil }
+                || abs(model.logMissingGradient.dot(delta)) > 0.5
+                || model.entryCount - model.rebuiltAtEntryCount >= smoothingPeriod {
+            guard iterations < limit else { return nil }
             iterations += 1
             // A Gauss–Newton iteration from the model's point: steps capped at 1 m and halved
             // until the cost does not rise, as the solve from the prior does.
@@ -245,11 +352,10 @@ extension BatchRefinement {
     /// Leaves the hypothesis as it was when `A` cannot be inverted to a positive-definite
     /// covariance. `pathLengthMetres` is the path travelled since the acquisition began.
     @inline(__always)
-    /// `driftInformation` is the `A` the drift is considered through when it is not the model's
-    /// (a Channel Sounding window's: its drift is weighed with independent ranges).
     static func settle(_ h: inout PositionHypothesis, model: BatchLinearisation, step delta: Vector3, k: Constants,
-                       priorInformation: Matrix3, pathLengthMetres now: Double, addedVariance: Double,
-                       driftInformation: Matrix3? = nil) {
+                       priorInformation: Matrix3, pathLengthMetres now: Double, addedVariance: Double) {
+        // A burst chain's drift is considered with every range weighed as independent.
+        let driftInformation: Matrix3? = k.burstForgettingRate > 0 ? model.independentInformation : nil
         let x = model.point + delta
         guard x.isFinite, let covariance = model.information.inverse, covariance.isFinite else { return }
         let determinant = covariance.determinant
@@ -298,12 +404,22 @@ extension BatchRefinement {
 }
 
 extension BatchRefinement {
+    /// `model` with one more entry's terms, linearised at the model's point (a burst chain's
+    /// forward pass continued): what a refinement adds for each new update.
+    public static func adding(_ entry: WindowEntry, to model: BatchLinearisation, options o: FusionOptions) -> BatchLinearisation {
+        var extended = model
+        add(entry, to: &extended, k: Constants(o))
+        return extended
+    }
+
     /// The model of `window` under hypothesis `h`'s tile prior, linearised at `x` (world frame,
     /// metres): what the model a hypothesis keeps must equal, however it was built (from its
     /// prior at once, or extended update by update). `nil` when the prior's covariance is singular.
     public static func linearisation(of h: PositionHypothesis, at x: Vector3, window: MeasurementWindow,
                                      options o: FusionOptions) -> BatchLinearisation? {
         guard let priorInformation = h.priorCovariance.inverse else { return nil }
-        return linearisation(at: x, window: window, k: Constants(o), priorInformation: priorInformation, priorMean: h.priorMeanInWorld)
+        return withConstants(o, window: window) { k in
+            linearisation(at: x, window: window, k: k, priorInformation: priorInformation, priorMean: h.priorMeanInWorld)
+        }
     }
 }

@@ -98,7 +98,8 @@ import Foundation
     static func linearise(at x: Vector3, window: MeasurementWindow, k: Constants,
                           priorInformation: Matrix3, priorMean: Vector3) -> (a: Matrix3, b: Vector3, logLikelihood: Double, biasGradient: Vector3) {
         if k.burstForgettingRate > 0 {
-            return lineariseWithBursts(at: x, window: window, k: k, priorInformation: priorInformation, priorMean: priorMean)
+            let chain = lineariseWithBursts(at: x, window: window, k: k, priorInformation: priorInformation, priorMean: priorMean)
+            return (chain.a, chain.b, chain.logLikelihood, chain.biasGradient)
         }
         var a = priorInformation
         var b = priorInformation * (priorMean - x)
@@ -207,8 +208,16 @@ import Foundation
     ///   `p_A(e_k)` — the EM weights of this model, as the independent case uses
     ///   `(1 − ε − η) N / p(e)`.
     /// Scratch lives in a temporary stack allocation (ten values per entry): nothing on the heap.
+    /// `forwardLineOfSight` is the forward pass's last `α(A)` and `lastRangeTime` the last range's
+    /// time (−∞ without one): where a later range continues the chain (``BatchLinearisation``).
+    /// With `independent`, the same pass also sums each range's and angle's information weighed
+    /// as independent (`c π / v · g gᵀ`, π its line-of-sight share of `p(e)`) into `.0`, and the
+    /// same weighted by the path travelled when it was made into `.1`
+    /// (``BatchLinearisation/independentInformation``, ``BatchLinearisation/pathWeightedInformation``).
     static func lineariseWithBursts(at x: Vector3, window: MeasurementWindow, k: Constants,
-                                    priorInformation: Matrix3, priorMean: Vector3) -> (a: Matrix3, b: Vector3, logLikelihood: Double, biasGradient: Vector3) {
+                                    priorInformation: Matrix3, priorMean: Vector3,
+                                    independent: UnsafeMutablePointer<(Matrix3, Matrix3)>? = nil)
+        -> (a: Matrix3, b: Vector3, logLikelihood: Double, biasGradient: Vector3, forwardLineOfSight: Double, lastRangeTime: Double) {
         var a = priorInformation
         var b = priorInformation * (priorMean - x)
         var logLikelihood = 0.0
@@ -218,6 +227,7 @@ import Foundation
         let outlier = k.rangeDensity.outlierDensity
         let count = window.entries.count
         let width = 10
+        var forward = 1 - eta, lastRangeTime = -Double.infinity
         withUnsafeTemporaryAllocation(of: Double.self, capacity: width * max(count, 1)) { scratch in
             // Per range: e, g (3), v, line-of-sight share, α_A, ρ into it, scaled emissions A, B.
             var m = 0
@@ -231,8 +241,15 @@ import Foundation
                 let losPart = inlier + (1 - eta) * outlier
                 // Emissions (densities of order 1/m; the forward pass renormalises each step).
                 // An entry standing for c updates emits p^c, scaled by the larger of the two.
+                let excess = k.rangeDensity.excess(residual, variance: v)
                 var emitA = losPart / (1 - eta)
-                var emitB = (k.rangeDensity.excess(residual, variance: v) + eta * outlier) / eta
+                var emitB = (excess + eta * outlier) / eta
+                if let independent {
+                    let w = c * (inlier / (inlier + excess + outlier)) / v
+                    let information = w * Matrix3.outer(g, g)
+                    independent.pointee.0 += information
+                    independent.pointee.1 += e.pathLengthMetres * information
+                }
                 var top = 0.0
                 if c != 1 {
                     let logA = c * log(emitA), logB = c * log(emitB)
@@ -256,7 +273,9 @@ import Foundation
                 scratch[base + 7] = rho
                 scratch[base + 8] = emitA; scratch[base + 9] = emitB
                 m += 1
+                lastRangeTime = e.timestamp
             }
+            forward = alphaA
             // Backward pass: β_k(s) = Σ_s' P(s→s'; ρ_{k+1}) p_{s'}(e_{k+1}) β_{k+1}(s'), scaled.
             var betaA = 1.0, betaB = 1.0
             for j in stride(from: m - 1, through: 0, by: -1) {
@@ -279,9 +298,17 @@ import Foundation
         }
         // Directions (none for Channel Sounding) are independent of the chain.
         for e in window.entries where e.direction != .none {
-            logLikelihood += accumulateDirection(of: e, at: x, k: k, a: &a, b: &b)
+            guard let independent else {
+                logLikelihood += accumulateDirection(of: e, at: x, k: k, a: &a, b: &b)
+                continue
+            }
+            var information = Matrix3.zero
+            logLikelihood += accumulateDirection(of: e, at: x, k: k, a: &information, b: &b)
+            a += information
+            independent.pointee.0 += information
+            independent.pointee.1 += e.pathLengthMetres * information
         }
-        return (a, b, logLikelihood, biasGradient)
+        return (a, b, logLikelihood, biasGradient, forward, lastRangeTime)
     }
 
     /// Refines every hypothesis of `mixture` in place from `window`.
@@ -296,19 +323,22 @@ import Foundation
     ///   drift (``FusionOptions/Acquisition/vioDriftFraction``).
     public static func refine(_ mixture: inout PositionMixture, window: MeasurementWindow, options o: FusionOptions,
                               addedVariance: Double = 0) {
+        withConstants(o, window: window) { k in refineEach(&mixture, window: window, k: k, addedVariance: addedVariance) }
+    }
+
+    /// Calls `body` with the constants of `o` for `window`: with a burst chain, its persistences
+    /// `ρ_j` filled (in a temporary stack allocation, nothing on the heap).
+    static func withConstants<R>(_ o: FusionOptions, window: MeasurementWindow, _ body: (Constants) -> R) -> R {
         var k = Constants(o)
-        guard k.burstForgettingRate > 0 else {
-            refineEach(&mixture, window: window, k: k, addedVariance: addedVariance)
-            return
-        }
-        withUnsafeTemporaryAllocation(of: Double.self, capacity: max(window.entries.count, 1)) { persistence in
+        guard k.burstForgettingRate > 0 else { return body(k) }
+        return withUnsafeTemporaryAllocation(of: Double.self, capacity: max(window.entries.count, 1)) { persistence in
             var previous: Double?
             for (j, e) in window.entries.enumerated() {
                 persistence[j] = previous.map { exp(-max(e.timestamp - $0, 0) * k.burstForgettingRate) } ?? 0
                 if e.hasRange { previous = e.timestamp }
             }
             k.persistence = UnsafeBufferPointer(persistence)
-            refineEach(&mixture, window: window, k: k, addedVariance: addedVariance)
+            return body(k)
         }
     }
 
@@ -318,31 +348,34 @@ import Foundation
     /// (``solve(_:window:k:priorInformation:)``) and its model rebuilt there.
     static func refineEach(_ mixture: inout PositionMixture, window: MeasurementWindow, k: Constants, addedVariance: Double) {
         let pathLength = window.entries.last?.pathLengthMetres ?? 0
-        let bursts = k.burstForgettingRate > 0
         mixture.transformEach { h in
             guard let priorInformation = h.priorCovariance.inverse else { return }
-            if !bursts, let delta = extend(&h.linearisation, window: window, k: k, priorInformation: priorInformation,
-                                           priorMean: h.priorMeanInWorld, logWeight: h.logWeight) {
+            if let delta = extend(&h.linearisation, window: window, k: k, priorInformation: priorInformation,
+                                  priorMean: h.priorMeanInWorld, logWeight: h.logWeight) {
                 settle(&h, model: h.linearisation, step: delta, k: k, priorInformation: priorInformation,
                        pathLengthMetres: pathLength, addedVariance: addedVariance)
                 return
             }
-            guard let (x, solved) = solve(h, window: window, k: k, priorInformation: priorInformation) else { return }
-            var model = linearisation(at: x, window: window, k: k, priorInformation: priorInformation, priorMean: h.priorMeanInWorld)
-            var driftInformation: Matrix3?
-            if bursts {
-                // The burst chain's normal equations and likelihood are not sums of the entries'
-                // own terms: the model is the solve's, used once (the next refinement solves again),
-                // and the drift is considered with independent ranges.
-                driftInformation = model.information
-                model.information = solved.a
-                model.gradient = solved.b
-                model.cost = 0.5 * priorInformation.quadraticForm(x - h.priorMeanInWorld) - solved.logLikelihood
-                model.biasGradient = solved.biasGradient
+            // A new hypothesis (or a reshaped window) under a burst chain — retiled over a long
+            // window, where the solve from the prior costs most —: its model built at the prior
+            // mean and brought within reach of the minimum, or, where that fails, the exact solve.
+            // (Elsewhere the exact solve: a reach reached in a robust density's plateau is not its
+            // minimum, while the solve keeps climbing out of it.)
+            if k.burstForgettingRate > 0 {
+                var fresh = linearisation(at: h.priorMeanInWorld, window: window, k: k, priorInformation: priorInformation,
+                                          priorMean: h.priorMeanInWorld)
+                if let delta = converge(&fresh, window: window, k: k, priorInformation: priorInformation,
+                                        priorMean: h.priorMeanInWorld, logWeight: h.logWeight, iterations: 16) {
+                    settle(&h, model: fresh, step: delta, k: k, priorInformation: priorInformation, pathLengthMetres: pathLength,
+                           addedVariance: addedVariance)
+                    h.linearisation = fresh
+                    return
+                }
             }
+            guard let (x, _) = solve(h, window: window, k: k, priorInformation: priorInformation) else { return }
+            let model = linearisation(at: x, window: window, k: k, priorInformation: priorInformation, priorMean: h.priorMeanInWorld)
             settle(&h, model: model, step: .zero, k: k, priorInformation: priorInformation, pathLengthMetres: pathLength,
-                   addedVariance: addedVariance, driftInformation: driftInformation)
-            if bursts { model.entryCount = -1 }
+                   addedVariance: addedVariance)
             h.linearisation = model
         }
         mixture.normalizeWeights()

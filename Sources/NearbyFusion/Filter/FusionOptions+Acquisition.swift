@@ -56,7 +56,7 @@ extension FusionOptions {
         /// How far a hypothesis's batch solution may move from the point its batch was last
         /// linearised at: while the range's curvature over the step, `‖δ‖²/(2r)`, stays within
         /// this fraction of the range's σ, each update only adds its own terms to the
-        /// hypothesis's normal equations (``BatchLinearisation``); beyond it the window is
+        /// hypothesis's normal equations (`BatchLinearisation`); beyond it the window is
         /// linearised afresh at the new minimum. 0 re-solves every hypothesis from its prior
         /// and the whole window at every refinement (the exact batch).
         public var relinearisationTolerance: Double = 0.01

@@ -56,7 +56,9 @@ public struct FusionOptions: Sendable, Hashable {
     /// missing direction carries no information (`missingDirectionLikelihood = 1`: the radio
     /// never gives one), the signal timeout is longer, and the coaching thresholds are the
     /// radio's (`channelSounding.angleThreshold`, `channelSounding.positionThreshold`), and
-    /// the angle is published by its bearing σ alone (``FusionOptions/Coaching/publishesAngleByBearingAlone``).
+    /// the angle is published by its bearing σ alone (``FusionOptions/Coaching/publishesAngleByBearingAlone``);
+    /// the acquisition's relinearisation tolerance is scaled by
+    /// ``FusionOptions/ChannelSounding/relinearisationToleranceScale``.
     public func forRanging(_ ranging: RangingTechnology) -> FusionOptions {
         guard ranging == .bluetoothChannelSounding else { return self }
         var o = self
@@ -65,6 +67,7 @@ public struct FusionOptions: Sendable, Hashable {
         o.gating.rangeMultipathProbability = channelSounding.multipathProbability
         o.gating.rangeMultipathMaximumExcess = channelSounding.multipathMaximumExcess
         o.gating.rangeMultipathBurstSeconds = channelSounding.multipathBurstSeconds
+        o.acquisition.relinearisationTolerance *= max(channelSounding.relinearisationToleranceScale, 0)
         o.acquisition.missingDirectionLikelihood = 1
         o.coaching.signalTimeout = channelSounding.signalTimeout
         o.coaching.horizontalAngleThreshold = channelSounding.angleThreshold
