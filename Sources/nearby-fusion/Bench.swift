@@ -4,6 +4,7 @@ import Foundation
 import NearbyFusion
 import NearbyFusionEvaluation
 import NearbyFusionRecording
+import NearbyFusionSimulation
 
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -20,14 +21,23 @@ struct Bench: ParsableCommand {
         of one phase only.
         """)
 
-    @Argument(help: "A recording.", completion: .file(extensions: ["jsonl"]))
-    var recording: String
+    @Argument(help: "Recordings.", completion: .file(extensions: ["jsonl"]))
+    var recordings: [String] = []
+
+    @Option(name: .customLong("scenario"), help: "A built-in scenario to time (simulated in memory with --seed), as well as or instead of recordings; repeatable; 'all' for every one.")
+    var scenarios: [String] = []
+
+    @Option(help: "The seed of the scenarios simulated.")
+    var seed: UInt64 = 1
 
     @Option(help: "Replays after the warm-up pass.")
     var passes: Int = 20
 
-    @Flag(help: "Print one JSON object.")
+    @Flag(help: "Print one JSON object per recording or scenario (one line each).")
     var json = false
+
+    @Flag(help: "Print one Markdown table, a row per recording or scenario: the whole session's updates per second, then the acquiring and the tracking updates apart.")
+    var table = false
 
     @OptionGroup var engine: EngineOptions
 
@@ -88,19 +98,49 @@ struct Bench: ParsableCommand {
 
     func validate() throws {
         guard passes >= 1 else { throw ValidationError("--passes must be at least 1") }
+        guard !recordings.isEmpty || !scenarios.isEmpty else { throw ValidationError("Give a recording or a --scenario to time.") }
+        for name in scenarios where name != "all" && !ScenarioCatalogue.all.contains(where: { $0.name == name }) {
+            throw ValidationError("Unknown scenario '\(name)'. Built-in scenarios: \(ScenarioCatalogue.all.map(\.name).joined(separator: ", ")).")
+        }
+        guard !(json && table) else { throw ValidationError("--json and --table are exclusive") }
     }
 
     func run() throws {
-        var header: RecordingHeader?
-        var events: [RecordingEvent] = []
-        do {
-            var reader = try RecordingReader(path: recording)
-            header = try reader.readHeader()
-            while let e = try reader.next() { events.append(e) }
-        } catch {
-            throw CommandFailure(message: error.description)
+        // Every input parsed first, so that a bad one fails before anything is timed.
+        var inputs: [(name: String, header: RecordingHeader, events: [RecordingEvent])] = []
+        func parse(_ reader: inout RecordingReader, name: String) throws {
+            do {
+                let header = try reader.readHeader()
+                var events: [RecordingEvent] = []
+                while let e = try reader.next() { events.append(e) }
+                inputs.append((name, header, events))
+            } catch {
+                throw CommandFailure(message: error.description)
+            }
         }
-        guard let header else { return }
+        for path in recordings {
+            var reader: RecordingReader
+            do { reader = try RecordingReader(path: path) } catch { throw CommandFailure(message: error.description) }
+            try parse(&reader, name: path)
+        }
+        let named = scenarios.flatMap { $0 == "all" ? ScenarioCatalogue.all.map(\.name) : [$0] }
+        for name in named {
+            guard let make = ScenarioCatalogue.all.first(where: { $0.name == name })?.make else { continue }
+            var reader = RecordingReader(bytes: Array(Simulator.recordingText(for: make(seed)).utf8), name: name)
+            try parse(&reader, name: name)
+        }
+        if table {
+            print("| recording | UWB updates | updates/s | of which acquiring | acquiring p50 µs | acquiring p99 µs | acquiring updates/s | tracking p50 ns | tracking p99 ns | mallocs/update |")
+            print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        }
+        for (index, input) in inputs.enumerated() {
+            if !json && !table && index > 0 { print() }
+            try report(input.name, header: input.header, events: input.events)
+        }
+    }
+
+    /// Times one recording's events and prints its figures.
+    private func report(_ recording: String, header: RecordingHeader, events: [RecordingEvent]) throws {
         let uwbCount = events.filter { if case .uwb = $0 { return true } else { return false } }.count
         guard uwbCount > 0 else { throw CommandFailure(message: "\(recording): no UWB updates to time") }
 
@@ -114,6 +154,13 @@ struct Bench: ParsableCommand {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             print(String(decoding: try encoder.encode(result), as: UTF8.self))
+        } else if table {
+            let acquiring = result.acquiring.map {
+                String(format: "%d | %.1f | %.1f | %.0f", $0.updates / passes, $0.p50Nanoseconds / 1000, $0.p99Nanoseconds / 1000, $0.updatesPerSecond)
+            } ?? "0 | — | — | —"
+            let tracking = result.tracking.map { String(format: "%.0f | %.0f", $0.p50Nanoseconds, $0.p99Nanoseconds) } ?? "— | —"
+            let mallocs = result.all.mallocsPerUpdate.map { String(format: "%.3f", $0) } ?? "—"
+            print("| \(recording) | \(uwbCount) | " + String(format: "%.0f", result.all.updatesPerSecond) + " | \(acquiring) | \(tracking) | \(mallocs) |")
         } else {
             print("recording        \(recording)")
             print("updates timed    \(result.all.updates) (\(uwbCount) × \(passes) passes, after one warm-up pass)")

@@ -59,6 +59,34 @@ struct BenchAndFormatTests {
         #expect(text.contains("\nacquiring        ") && text.contains("\ntracking         "), "\(text)")
     }
 
+    @Test func benchTimesScenariosAndRecordingsInOneTable() throws {
+        // A recording and two built-in scenarios: a header and one row each, in the order given,
+        // with the session's UWB updates and how many of them were made while acquiring.
+        let result = try TestSupport.run(["bench", "Datasets/coached-sweep.jsonl", "--scenario", "still-peer", "--scenario", "cs-far",
+                                          "--passes", "1", "--table"])
+        let rows = result.stdout.split(separator: "\n").map(String.init)
+        #expect(rows.count == 5, "\(result.stdout)")
+        #expect(rows.first?.hasPrefix("| recording | UWB updates | updates/s | of which acquiring |") == true)
+        let cells = rows.dropFirst(2).map { $0.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) } }
+        #expect(cells.map { $0.first } == ["Datasets/coached-sweep.jsonl", "still-peer", "cs-far"])
+        for row in cells {
+            let total = try #require(Int(row[1])), acquiring = try #require(Int(row[3]))
+            #expect(acquiring > 0 && acquiring <= total, "\(row)")
+        }
+        // A Channel Sounding tag in cs-far is acquired throughout: no tracked update.
+        #expect(cells[2][1] == cells[2][3] && cells[2][7] == "—")
+        // The same scenario from a file simulated with the same seed times the same updates.
+        let sim = try TestSupport.run(["simulate", "--scenario", "still-peer", "--seed", "1"]).stdout
+        let file = try TestSupport.temporaryFile(sim, name: "still-peer.jsonl")
+        let fromFile = try TestSupport.run(["bench", file, "--passes", "1", "--table"]).stdout
+        let fileRow = fromFile.split(separator: "\n").last.map { $0.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) } }
+        #expect(fileRow?[1] == cells[1][1] && fileRow?[3] == cells[1][3])
+        // An unknown scenario names the ones there are; nothing to time is an error too.
+        let unknown = try TestSupport.run(["bench", "--scenario", "nope"])
+        #expect(unknown.status != 0 && unknown.stderr.contains("Unknown scenario 'nope'") && unknown.stderr.contains("cs-far"))
+        #expect(try TestSupport.run(["bench"]).status != 0)
+    }
+
     @Test func estimateNumbersHaveNineDecimalsTrimmed() {
         func reference(_ d: Double) -> String {
             guard d.isFinite else { return "null" }

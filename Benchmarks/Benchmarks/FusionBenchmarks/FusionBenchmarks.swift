@@ -155,6 +155,41 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // MARK: Whole sessions, acquisition included: each built-in scenario's recording (seed 1),
+    // parsed into memory once, replayed through a fresh engine per iteration. Time per UWB
+    // update (the session's fusion time over its UWB updates) and UWB updates per second.
+    for scenario in ["coached-sweep", "behind-user", "distance-only", "floor-above", "still-peer", "walking-peer",
+                     "tag-picked-up", "distance-only-walking-peer", "cs-coached-step", "cs-far"] {
+        guard let make = ScenarioCatalogue.all.first(where: { $0.name == scenario })?.make else { continue }
+        let text = Simulator.recordingText(for: make(1))
+        var reader = RecordingReader(bytes: Array(text.utf8), name: scenario)
+        guard let header = try? reader.readHeader() else { continue }
+        var parsed: [RecordingEvent] = []
+        while let event = try? reader.next() { parsed.append(event) }
+        let events = parsed
+        let uwbCount = events.reduce(0) { count, event in if case .uwb = event { return count + 1 } else { return count } }
+        guard uwbCount > 0 else { continue }
+        Benchmark("Whole session: \(scenario) (\(uwbCount) UWB updates)",
+                  configuration: .init(metrics: [.wallClock, .mallocCountTotal,
+                                                 .custom("ns per UWB update", polarity: .prefersSmaller, useScalingFactor: false),
+                                                 .custom("UWB updates per second", polarity: .prefersLarger, useScalingFactor: false)],
+                                       timeUnits: .microseconds, warmupIterations: 1, maxDuration: .seconds(5), maxIterations: 50)) { benchmark in
+            var driver = ReplayDriver(header: header, options: FusionOptions())
+            var sink = 0.0
+            let start = ContinuousClock.now
+            for event in events {
+                if case .uwb(_, _, let e, _)? = driver.apply(event) { sink += e.distance ?? 0 }
+            }
+            let elapsed = ContinuousClock.now - start
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+            benchmark.measurement(.custom("ns per UWB update", polarity: .prefersSmaller, useScalingFactor: false),
+                                  Int(seconds * 1e9 / Double(uwbCount)))
+            benchmark.measurement(.custom("UWB updates per second", polarity: .prefersLarger, useScalingFactor: false),
+                                  Int(Double(uwbCount) / max(seconds, 1e-12)))
+            blackHole(sink)
+        }
+    }
+
     // MARK: Replay end to end: parse, fuse and write the estimates of the 10-minute session.
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("nearby-fusion-long-session.jsonl").path
     let text = Simulator.recordingText(for: ScenarioCatalogue.longSession(seed: 1))
