@@ -52,9 +52,15 @@ struct BenchAndFormatTests {
         }
         #expect(acquiring > 0 && tracking > 0 && acquiring + tracking == all)
         #expect(sweep["tracking"]?["mallocsPerUpdate"] == .number(0))
+        // Nor does an acquiring one: the bank is tiled, solved and reset in storage it keeps
+        // (a peer's first update resets its bank and starts tracking).
+        #expect(sweep["acquiring"]?["mallocsPerUpdate"] == .number(0))
+        let peer = try JSONLineParser.parse(TestSupport.run(["bench", "Datasets/walking-peer.jsonl", "--passes", "1", "--json"]).stdout)
+        #expect(peer["acquiring"]?["mallocsPerUpdate"] == .number(0) && peer["mallocsPerUpdate"] == .number(0))
         // A Channel Sounding tag that never converges in its recording is acquired throughout.
         let cs = try JSONLineParser.parse(TestSupport.run(["bench", "Datasets/cs-coached-step.jsonl", "--passes", "1", "--json"]).stdout)
         #expect(cs["tracking"] == nil && cs["acquiring"]?["updates"] == cs["updates"])
+        #expect(cs["acquiring"]?["mallocsPerUpdate"] == .number(0))
         let text = try TestSupport.run(["bench", "Datasets/coached-sweep.jsonl", "--passes", "1"]).stdout
         #expect(text.contains("\nacquiring        ") && text.contains("\ntracking         "), "\(text)")
     }

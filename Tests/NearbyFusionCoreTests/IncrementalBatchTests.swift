@@ -48,40 +48,51 @@ struct IncrementalBatchTests {
         return mixture
     }
 
-    @Test func extendedUpdateByUpdateTheBatchFollowsTheExactOne() throws {
-        let entries = Self.acquisitionWindow(count: 120)
-        var exactOptions = FusionOptions()
+    /// How far a bank kept update by update strays from the bank solved whole at every update,
+    /// over an acquisition: each kept hypothesis against its exact twin (the same tile), its
+    /// mean's distance in metres and in the twin's σ (twins holding more than `significant` of
+    /// the weight), the largest difference of weight, and how often a model was extended.
+    struct Comparison {
+        var worstMetres = 0.0, worstSigmas = 0.0, worstWeight = 0.0, extended = 0
+        var exact: PositionMixture, kept: PositionMixture
+    }
+
+    static func compareBanks(_ entries: [WindowEntry], options: FusionOptions, significant: Double) -> Comparison {
+        var exactOptions = options
         exactOptions.acquisition.relinearisationTolerance = 0
-        let options = FusionOptions()
-        #expect(options.acquisition.relinearisationTolerance > 0)
-        var exact = Self.tiledBank(first: entries[0], options: options)
-        var kept = exact
+        let bank = tiledBank(first: entries[0], options: options)
+        var c = Comparison(exact: bank, kept: bank)
         var window = MeasurementWindow(capacity: 160)
-        var worstMetres = 0.0, worstWeight = 0.0, extended = 0
         for (k, entry) in entries.dropFirst().enumerated() {
             window.append(entry)
-            BatchRefinement.refine(&exact, window: window, options: exactOptions)
-            BatchRefinement.refine(&kept, window: window, options: options)
-            exact.pruneAndMerge(minimumWeight: options.acquisition.acquisitionPruneWeight, mergeDistanceSquared: 0)
-            kept.pruneAndMerge(minimumWeight: options.acquisition.acquisitionPruneWeight, mergeDistanceSquared: 0)
-            // The same hypotheses, by their tiles: each kept one against its exact twin.
-            for h in kept.hypotheses {
-                guard let twin = exact.hypotheses.first(where: { $0.priorMeanInWorld == h.priorMeanInWorld }) else { continue }
-                if exp(twin.logWeight) > 0.01 {
-                    worstMetres = max(worstMetres, (h.meanInWorld - twin.meanInWorld).length)
+            BatchRefinement.refine(&c.exact, window: window, options: exactOptions)
+            BatchRefinement.refine(&c.kept, window: window, options: options)
+            c.exact.pruneAndMerge(minimumWeight: options.acquisition.acquisitionPruneWeight, mergeDistanceSquared: 0)
+            c.kept.pruneAndMerge(minimumWeight: options.acquisition.acquisitionPruneWeight, mergeDistanceSquared: 0)
+            for h in c.kept.hypotheses {
+                guard let twin = c.exact.hypotheses.first(where: { $0.priorMeanInWorld == h.priorMeanInWorld }) else { continue }
+                if exp(twin.logWeight) > significant, let information = twin.covariance.inverse {
+                    c.worstMetres = max(c.worstMetres, (h.meanInWorld - twin.meanInWorld).length)
+                    c.worstSigmas = max(c.worstSigmas, information.quadraticForm(h.meanInWorld - twin.meanInWorld).squareRoot())
                 }
-                worstWeight = max(worstWeight, abs(exp(h.logWeight) - exp(twin.logWeight)))
-                if h.linearisation.entryCount == window.entries.count, k > 10 { extended += 1 }
+                c.worstWeight = max(c.worstWeight, abs(exp(h.logWeight) - exp(twin.logWeight)))
+                if h.linearisation.entryCount == window.entries.count, k > 10 { c.extended += 1 }
             }
         }
+        return c
+    }
+
+    @Test func extendedUpdateByUpdateTheBatchFollowsTheExactOne() throws {
+        #expect(FusionOptions().acquisition.relinearisationTolerance > 0)
+        let c = Self.compareBanks(Self.acquisitionWindow(count: 120), options: FusionOptions(), significant: 0.01)
         // Hypotheses that matter sit within 2 cm of the exact solution; no weight is off by 0.05.
-        #expect(worstMetres < 0.02, "a kept hypothesis strayed \(worstMetres) m from the exact one")
-        #expect(worstWeight < 0.05, "a weight strayed by \(worstWeight)")
-        #expect(extended > 0)
+        #expect(c.worstMetres < 0.02, "a kept hypothesis strayed \(c.worstMetres) m from the exact one")
+        #expect(c.worstWeight < 0.05, "a weight strayed by \(c.worstWeight)")
+        #expect(c.extended > 0)
         // Both banks agree on where the tag is.
         let truth = Vector3(2.5, 0.8, -3.6)
-        #expect((exact.moments.meanInWorld - truth).length < 0.3)
-        #expect((kept.moments.meanInWorld - exact.moments.meanInWorld).length < 0.02)
+        #expect((c.exact.moments.meanInWorld - truth).length < 0.3)
+        #expect((c.kept.moments.meanInWorld - c.exact.moments.meanInWorld).length < 0.02)
     }
 
     @Test func aKeptModelIsTheSumOfItsEntriesAtItsPoint() throws {
@@ -217,32 +228,11 @@ struct IncrementalBatchTests {
 
     @Test func aChannelSoundingBankFollowsTheExactOne() throws {
         // The tiled bank of a Channel Sounding tag, kept update by update, against the bank solved
-        // whole at every update: the hypotheses that matter within 5 cm, the weights within 0.05.
-        let entries = Self.channelSoundingWindow(count: 90)
-        let options = FusionOptions().forRanging(.bluetoothChannelSounding)
-        var exactOptions = options
-        exactOptions.acquisition.relinearisationTolerance = 0
-        var exact = Self.tiledBank(first: entries[0], options: options)
-        var kept = exact
-        var window = MeasurementWindow(capacity: 160)
-        var worstMetres = 0.0, worstSigmas = 0.0, worstWeight = 0.0
-        for entry in entries.dropFirst() {
-            window.append(entry)
-            BatchRefinement.refine(&exact, window: window, options: exactOptions)
-            BatchRefinement.refine(&kept, window: window, options: options)
-            exact.pruneAndMerge(minimumWeight: options.acquisition.acquisitionPruneWeight, mergeDistanceSquared: 0)
-            kept.pruneAndMerge(minimumWeight: options.acquisition.acquisitionPruneWeight, mergeDistanceSquared: 0)
-            for h in kept.hypotheses {
-                guard let twin = exact.hypotheses.first(where: { $0.priorMeanInWorld == h.priorMeanInWorld }) else { continue }
-                if exp(twin.logWeight) > 0.05, let information = twin.covariance.inverse {
-                    worstMetres = max(worstMetres, (h.meanInWorld - twin.meanInWorld).length)
-                    worstSigmas = max(worstSigmas, information.quadraticForm(h.meanInWorld - twin.meanInWorld).squareRoot())
-                }
-                worstWeight = max(worstWeight, abs(exp(h.logWeight) - exp(twin.logWeight)))
-            }
-        }
-        #expect(worstSigmas < 0.3, "a kept hypothesis strayed \(worstSigmas) σ (\(worstMetres) m) from the exact one")
-        #expect(worstWeight < 0.05, "a weight strayed by \(worstWeight)")
-        #expect((kept.moments.meanInWorld - exact.moments.meanInWorld).length < 0.05)
+        // whole at every update: the hypotheses that matter within 0.3 σ, the weights within 0.05.
+        let c = Self.compareBanks(Self.channelSoundingWindow(count: 90), options: FusionOptions().forRanging(.bluetoothChannelSounding),
+                                  significant: 0.05)
+        #expect(c.worstSigmas < 0.3, "a kept hypothesis strayed \(c.worstSigmas) σ (\(c.worstMetres) m) from the exact one")
+        #expect(c.worstWeight < 0.05, "a weight strayed by \(c.worstWeight)")
+        #expect((c.kept.moments.meanInWorld - c.exact.moments.meanInWorld).length < 0.05)
     }
 }

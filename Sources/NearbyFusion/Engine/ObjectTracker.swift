@@ -124,7 +124,7 @@ struct ObjectTracker: Sendable {
     mutating func resetEstimate() {
         phase = .idle
         estimateGeneration &+= 1
-        mixture = PositionMixture(capacity: mixture.capacity)
+        mixture.removeAll()   // keeping its storage: a reset on the update path allocates nothing
         window.removeAll()
         reportedMotion = .unknown
         restarts.clearTrends()

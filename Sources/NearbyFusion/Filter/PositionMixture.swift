@@ -93,6 +93,9 @@ public struct MixtureMoments: Sendable, Hashable {
     /// (See ``isEmpty``.)
     public var count: Int { hypotheses.count }
 
+    /// Empties the bank, keeping its storage (nothing is allocated when it is filled again).
+    public mutating func removeAll() { hypotheses.removeAll(keepingCapacity: true) }
+
     /// Replaces the bank with one Gaussian (used by tests and when a prior is known).
     public mutating func reset(meanInWorld: Vector3, covariance: Matrix3) {
         hypotheses.removeAll(keepingCapacity: true)
@@ -123,9 +126,24 @@ public struct MixtureMoments: Sendable, Hashable {
         var yaw0 = atan2(forwardInWorld.x, -forwardInWorld.z)
         if !yaw0.isFinite { yaw0 = 0 }
         let bands = Int((Double.pi / 2 / spacing).rounded(.down))
-        var elevations: [Double] = []
-        for k in -bands...bands { elevations.append(Double(k) * spacing) }
-        if Double(bands) * spacing < .pi / 2 - 0.5 * spacing { elevations.append(.pi / 2); elevations.append(-.pi / 2) }
+        let poles = Double(bands) * spacing < .pi / 2 - 0.5 * spacing
+        // The band elevations, in a stack allocation (no heap: tiling happens on the update path).
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: 2 * bands + 3) { elevations in
+            var count = 0
+            for k in -bands...bands { elevations[count] = Double(k) * spacing; count += 1 }
+            if poles { elevations[count] = .pi / 2; elevations[count + 1] = -.pi / 2; count += 2 }
+            let bandElevations = UnsafeBufferPointer(rebasing: elevations[0..<count])
+            tile(bandElevations, spacing: spacing, radiusMetres: r, antennaInWorld: a, yaw0: yaw0, options: options)
+        }
+        normalize()
+        let logEqual = -log(Double(hypotheses.count))
+        hypotheses.withUnsafeMutableBufferPointer { h in for i in h.indices { h[i].priorLogWeight = logEqual } }
+    }
+
+    /// Places the tiles of ``initialize(rangeMetres:antennaInWorld:forwardInWorld:options:)`` on
+    /// the given band elevations (radians, world frame).
+    private mutating func tile(_ elevations: UnsafeBufferPointer<Double>, spacing: Double, radiusMetres r: Double,
+                               antennaInWorld a: Vector3, yaw0: Double, options: FusionOptions) {
         // Count first so that an undersized bank coarsens evenly rather than truncating.
         var spacingScale = 1.0
         while true {
@@ -156,9 +174,6 @@ public struct MixtureMoments: Sendable, Hashable {
                 hypotheses.append(tile)
             }
         }
-        normalize()
-        let logEqual = -log(Double(hypotheses.count))
-        hypotheses.withUnsafeMutableBufferPointer { h in for i in h.indices { h[i].priorLogWeight = logEqual } }
     }
 
     /// Multiplies every hypothesis's prior weight, and its weight, by `exp(logFactor(h))`
