@@ -57,8 +57,11 @@ extension FusionOptions {
         /// linearised at: while the range's curvature over the step, `‖δ‖²/(2r)`, stays within
         /// this fraction of the range's σ, each update only adds its own terms to the
         /// hypothesis's normal equations (`BatchLinearisation`); beyond it the window is
-        /// linearised afresh at the new minimum. 0 re-solves every hypothesis from its prior
-        /// and the whole window at every refinement (the exact batch).
+        /// linearised afresh at the new minimum. The fraction applies to a hypothesis holding 1 %
+        /// of the weight and scales with `√(0.01/w)`, from a tenth of it for the heaviest to 100×
+        /// for the lightest (the Derivations article, "Keeping the batch between updates").
+        /// 0 re-solves every hypothesis from its prior and the whole window at every refinement
+        /// (the exact batch).
         public var relinearisationTolerance: Double = 0.01
 
         public init() {}
