@@ -23,10 +23,13 @@ let package = Package(
             ],
             path: "Benchmarks/BenchmarkFixtures"
         ),
+        /// The hand-written C EKF step the engine's per-update cost is compared with.
+        .target(name: "CReferenceEKF", path: "Benchmarks/CReferenceEKF"),
         .executableTarget(
             name: "FusionBenchmarks",
             dependencies: [
                 "BenchmarkFixtures",
+                "CReferenceEKF",
                 .product(name: "NearbyFusion", package: "NearbyFusion"),
                 .product(name: "NearbyFusionRecording", package: "NearbyFusion"),
                 .product(name: "NearbyFusionSimulation", package: "NearbyFusion"),

@@ -5,6 +5,7 @@ import NearbyFusionRecording
 import NearbyFusionSimulation
 import NearbyFusionTestSupport
 import BenchmarkFixtures
+import CReferenceEKF
 
 // Latency per fused update, allocations per update, and replay throughput. Every
 // single-update benchmark runs 1000 updates per iteration (`scalingFactor: .kilo`), so its
@@ -85,11 +86,54 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // MARK: The reference: a hand-written fixed-size EKF step in C (random walk, range,
+    // azimuth and elevation; no gates, no modes, no outputs) on the same updates, that the
+    // engine's update with outputs is measured against ("Engine update with outputs: range +
+    // direction" over this row: the target for a still tag, tracked, is at most 4×).
+    do {
+        // The fixture's updates with a range and a direction, flattened once: antennas (3 per
+        // update), rotations (4), ranges and angles, so that the loop reads them in place.
+        let fixture = TrackingFixture()
+        var antennas: [Double] = [], rotations: [Double] = [], measured: [Double] = []
+        for (pose, m) in zip(fixture.poses, fixture.updates) {
+            guard let r = m.distance, let d = m.directionInDevice else { continue }
+            let angles = DeviceAngles.azimuthElevation(d), q = pose.worldFromDevice
+            antennas += [pose.positionInWorld.x, pose.positionInWorld.y, pose.positionInWorld.z]
+            rotations += [q.x, q.y, q.z, q.w]
+            measured += [r, angles.x, angles.y]
+        }
+        let count = measured.count / 3
+        let inputs = (antennas: antennas, rotations: rotations, measured: measured)
+        let state = Box((p: [-1.5, 1.0, -4.8], covariance: [0.0009, 0, 0, 0, 0.0009, 0, 0, 0, 0.0009], k: 0))
+        perUpdate("C reference EKF step: range + direction") { benchmark in
+            var (p, covariance, k) = state.value
+            p.withUnsafeMutableBufferPointer { position in
+                covariance.withUnsafeMutableBufferPointer { pp in
+                    inputs.antennas.withUnsafeBufferPointer { a in
+                        inputs.rotations.withUnsafeBufferPointer { q in
+                            inputs.measured.withUnsafeBufferPointer { z in
+                                for _ in benchmark.scaledIterations {
+                                    let i = k % count
+                                    nf_reference_ekf_step(position.baseAddress, pp.baseAddress, a.baseAddress! + 3 * i,
+                                                          q.baseAddress! + 4 * i, z[3 * i], z[3 * i + 1], z[3 * i + 2],
+                                                          0.06, 0.052, 0.087, 1e-6)
+                                    k += 1
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            state.value = (p, covariance, k)
+            blackHole(p)
+        }
+    }
+
     // MARK: The same through the engine: outputs (horizontalAngle, vertical estimate,
     // worldTransform) and convergence bookkeeping included.
     // The Channel Sounding row: the same ranges, no direction, to an object whose radio is
     // Bluetooth Channel Sounding (its own noise, the one-sided multipath density, the
-    // moved-away median test) — issue 15 asks that it cost no more than a UWB range.
+    // moved-away median test) — which should cost no more than a UWB range.
     for (label, keepRange, keepDirection, ranging) in [("range + direction", true, true, RangingTechnology.uwb),
                                                         ("range only", true, false, .uwb), ("direction only", false, true, .uwb),
                                                         ("Channel Sounding range", true, false, .bluetoothChannelSounding)] {
