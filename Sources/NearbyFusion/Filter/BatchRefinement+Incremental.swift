@@ -150,17 +150,22 @@ extension BatchRefinement {
     @inline(__always)
     static func logMissingDirection(of e: WindowEntry, at x: Vector3, options o: FusionOptions) -> (Double, Vector3) {
         let v = e.worldFromDevice.inverseRotate(x - e.antennaInWorld)
-        let theta = DeviceAngles.offAxisAngle(v)
-        let rho = max(o.missingDirectionLikelihood(offAxisAngle: theta), 1e-300)
-        let length = v.length, sine = sin(theta)
-        guard length > 1e-9, sine > 1e-9 else { return (log(rho), .zero) }
+        let length = v.length
+        // θ = acos(−v_z/‖v‖) (``DeviceAngles/offAxisAngle(_:)``); its sine and cosine are read
+        // off `v`, and the logistic is evaluated once for ρ and for its slope.
+        let cosine = max(-1, min(1, -v.z / max(length, 1e-300)))
+        let theta = acos(cosine)
         let edge = o.sensors.fieldOfViewHalfAngle - o.acquisition.fieldOfViewMargin
         let width = max(o.acquisition.fieldOfViewEdgeWidth, 1e-6)
+        let rho0 = o.acquisition.missingDirectionLikelihood
         let sigma = 1 / (1 + exp(-(theta - edge) / width))
-        let dRho = (1 - o.acquisition.missingDirectionLikelihood) * sigma * (1 - sigma) / width
+        let rho = max(rho0 + (1 - rho0) * sigma, 1e-300)
+        let sine = (v.x * v.x + v.y * v.y).squareRoot() / max(length, 1e-300)
+        guard length > 1e-9, sine > 1e-9 else { return (log(rho), .zero) }
+        let dRho = (1 - rho0) * sigma * (1 - sigma) / width
         // ∂θ/∂v = (e_z + cos θ · u) / (‖v‖ sin θ), into the world frame by R.
         let u = v / length
-        let dTheta = (Vector3(0, 0, 1) + cos(theta) * u) / (length * sine)
+        let dTheta = (Vector3(0, 0, 1) + cosine * u) / (length * sine)
         return (log(rho), (dRho / rho) * e.worldFromDevice.rotate(dTheta))
     }
 
