@@ -90,23 +90,13 @@ extension BatchRefinement {
                 let w = c * (inlier / total) / v
                 independent = w * Matrix3.outer(g, g)
                 if k.burstForgettingRate > 0 {
-                    let eta = k.multipathProbability
-                    let lineOfSight = inlier + (1 - eta) * outlier
-                    var emitA = lineOfSight / (1 - eta), emitB = (excess + eta * outlier) / eta, top = 0.0
-                    if c != 1 {
-                        let logA = c * log(emitA), logB = c * log(emitB)
-                        top = max(logA, logB)
-                        emitA = exp(logA - top)
-                        emitB = exp(logB - top)
-                    }
+                    let lineOfSight = inlier + (1 - k.multipathProbability) * outlier
+                    let (emitA, emitB, top) = burstEmissions(lineOfSight: lineOfSight, excess: excess, k: k, multiplicity: c)
                     let first = !model.lastRangeTime.isFinite
                     let rho = first ? 0 : exp(-max(e.timestamp - model.lastRangeTime, 0) * k.burstForgettingRate)
-                    let alpha = model.forwardLineOfSight
-                    let predicted = first ? 1 - eta : alpha * (1 - eta * (1 - rho)) + (1 - alpha) * (1 - eta) * (1 - rho)
-                    let fA = predicted * emitA, fB = (1 - predicted) * emitB
-                    let s = fA + fB
-                    logTerm += log(s) + top
-                    model.forwardLineOfSight = fA / s
+                    let step = burstForwardStep(model.forwardLineOfSight, first: first, persistence: rho, emitA: emitA, emitB: emitB, k: k)
+                    logTerm += step.logScale + top
+                    model.forwardLineOfSight = step.alpha
                     model.lastRangeTime = e.timestamp
                     let chained = model.forwardLineOfSight * (c * inlier / lineOfSight) / v
                     information += chained * Matrix3.outer(g, g)

@@ -242,28 +242,18 @@ import Foundation
                 // Emissions (densities of order 1/m; the forward pass renormalises each step).
                 // An entry standing for c updates emits p^c, scaled by the larger of the two.
                 let excess = k.rangeDensity.excess(residual, variance: v)
-                var emitA = losPart / (1 - eta)
-                var emitB = (excess + eta * outlier) / eta
                 if let independent {
                     let w = c * (inlier / (inlier + excess + outlier)) / v
                     let information = w * Matrix3.outer(g, g)
                     independent.pointee.0 += information
                     independent.pointee.1 += e.pathLengthMetres * information
                 }
-                var top = 0.0
-                if c != 1 {
-                    let logA = c * log(emitA), logB = c * log(emitB)
-                    top = max(logA, logB)
-                    emitA = exp(logA - top)
-                    emitB = exp(logB - top)
-                }
+                let (emitA, emitB, top) = burstEmissions(lineOfSight: losPart, excess: excess, k: k, multiplicity: c)
                 // ρ of the gap from the previous range (``refine`` fills them; none: independent).
                 let rho = m == 0 ? 0 : (k.persistence?[index] ?? 0)
-                let predictedA = m == 0 ? 1 - eta : alphaA * (1 - eta * (1 - rho)) + (1 - alphaA) * (1 - eta) * (1 - rho)
-                let fA = predictedA * emitA, fB = (1 - predictedA) * emitB
-                let total = fA + fB
-                logLikelihood += log(total) + top
-                alphaA = fA / total
+                let step = burstForwardStep(alphaA, first: m == 0, persistence: rho, emitA: emitA, emitB: emitB, k: k)
+                logLikelihood += step.logScale + top
+                alphaA = step.alpha
                 let base = m * width
                 scratch[base] = residual
                 scratch[base + 1] = g.x; scratch[base + 2] = g.y; scratch[base + 3] = g.z
@@ -309,6 +299,38 @@ import Foundation
             independent.pointee.1 += e.pathLengthMetres * information
         }
         return (a, b, logLikelihood, biasGradient, forward, lastRangeTime)
+    }
+
+    /// A range's emissions under the burst chain: `p_A = [(1 − ε − η) N + (1 − η) ε/span]/(1 − η)`
+    /// (`lineOfSight` the bracket) and `p_B = [η q + η ε/span]/η`, each to the power `c` for an
+    /// entry standing for `c` updates, scaled by the larger (`top` its logarithm).
+    @inline(__always)
+    static func burstEmissions(lineOfSight: Double, excess: Double, k: Constants, multiplicity c: Double)
+        -> (emitA: Double, emitB: Double, top: Double) {
+        let eta = k.multipathProbability
+        var emitA = lineOfSight / (1 - eta)
+        var emitB = (excess + eta * k.rangeDensity.outlierDensity) / eta
+        var top = 0.0
+        if c != 1 {
+            let logA = c * log(emitA), logB = c * log(emitB)
+            top = max(logA, logB)
+            emitA = exp(logA - top)
+            emitB = exp(logB - top)
+        }
+        return (emitA, emitB, top)
+    }
+
+    /// One step of the chain's forward pass from the filtered `α(A)`: over a gap of persistence
+    /// `ρ`, `P(A) = α(1 − η(1 − ρ)) + (1 − α)(1 − η)(1 − ρ)` (`1 − η` for the first range),
+    /// `s = P(A) p_A + (1 − P(A)) p_B`; returns `log s` and the new `α(A) = P(A) p_A / s`.
+    @inline(__always)
+    static func burstForwardStep(_ alpha: Double, first: Bool, persistence rho: Double, emitA: Double, emitB: Double,
+                                 k: Constants) -> (logScale: Double, alpha: Double) {
+        let eta = k.multipathProbability
+        let predicted = first ? 1 - eta : alpha * (1 - eta * (1 - rho)) + (1 - alpha) * (1 - eta) * (1 - rho)
+        let fA = predicted * emitA, fB = (1 - predicted) * emitB
+        let s = fA + fB
+        return (log(s), fA / s)
     }
 
     /// Refines every hypothesis of `mixture` in place from `window`.
