@@ -114,7 +114,7 @@ public struct FusionEngine: Sendable {
     public enum EstimatePhase: Sendable, Hashable {
         /// No estimate yet (before the first range, after a removal or a reset).
         case none
-        /// Being located: every hypothesis of the bank re-solved from the window at each update.
+        /// Being located: every hypothesis of the bank refined from the window at each update (its batch kept between updates).
         case acquiring
         /// One Gaussian, tracked by the motion models.
         case tracking

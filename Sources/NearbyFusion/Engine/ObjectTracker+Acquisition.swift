@@ -3,8 +3,9 @@ import Foundation
 // Acquisition: the bank of hypotheses re-solved from the window, and its collapse into one.
 extension ObjectTracker {
     /// The acquisition step: random-walk prediction `P ← P + (q Δt + k_d Δs) I`, the entry
-    /// stored in the window, every hypothesis re-solved, and the range checked against the
-    /// hypotheses (accepted if one holding ≥ 1 % of the weight explains it within its gate).
+    /// stored in the window, every hypothesis's batch brought up to date (`BatchRefinement`),
+    /// and the range checked against the hypotheses (accepted if one holding ≥ 1 % of the
+    /// weight explains it within its gate).
     /// A missing direction re-weights the hypotheses through the batch's evidence.
     mutating func acquire(_ entry: WindowEntry, dt: Double, ds: Double, pathLength: Double,
                                   options o: FusionOptions) -> Bool {

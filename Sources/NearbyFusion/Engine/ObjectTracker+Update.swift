@@ -96,10 +96,11 @@ extension ObjectTracker {
     ///   when the object may move and the update also has a direction (range and direction
     ///   place it), otherwise into acquisition (the first range's sphere, tiled);
     /// - **acquiring** (a static object not yet located): the update is stored in the
-    ///   window and every hypothesis is re-solved from its prior and the whole window
-    ///   (`BatchRefinement`), so no hypothesis is judged by measurements linearised far
-    ///   from it; once one resolved cluster holds 99 % of the weight it is collapsed into
-    ///   one Gaussian and tracked;
+    ///   window and every hypothesis's batch over the whole window, from its prior, is brought
+    ///   up to date (`BatchRefinement`: kept between updates, linearised afresh when its
+    ///   minimum moves), so no hypothesis is judged by measurements linearised far from it;
+    ///   once one resolved cluster holds 99 % of the weight it is collapsed into one Gaussian
+    ///   and tracked;
     /// - **tracking**: the IMM steps (`InteractingMultipleModel`) — mix, predict, range,
     ///   direction — fixed-size and allocation-free.
     mutating func fuse(range: Double?, direction: Vector3?, at t: Double,
