@@ -10,14 +10,15 @@ struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure the latency of the fusion step on a recording's updates.",
         discussion: """
-        The recording is parsed into memory first (parsing is not timed). Its events are then \
+        Each recording (and each built-in scenario named with --scenario, simulated in memory) \
+        is parsed into memory first (parsing is not timed), every one before any is timed. Its events are then \
         replayed through a fresh engine (the replay's own driver) --passes times after one warm-up pass; \
         UWB updates are timed in blocks of up to 32 consecutive ones of one phase (the poses between them \
         included), so that the clock reads do not dominate; allocations are counted by an \
         interposed malloc. Reported: p50/p90/p99 over blocks of the mean latency per update \
         in ns, mallocs per update, and UWB updates per second of fusion time; then the same \
         for the updates made while the object was being acquired (no estimate yet, or the \
-        bank re-solved from its window) and while it was tracked, each block holding updates \
+        bank refined from its window) and while it was tracked, each block holding updates \
         of one phase only.
         """)
 
@@ -113,8 +114,11 @@ struct Bench: ParsableCommand {
                 let header = try reader.readHeader()
                 var events: [RecordingEvent] = []
                 while let e = try reader.next() { events.append(e) }
+                guard events.contains(where: { if case .uwb = $0 { return true } else { return false } }) else {
+                    throw CommandFailure(message: "\(name): no UWB updates to time")
+                }
                 inputs.append((name, header, events))
-            } catch {
+            } catch let error as RecordingError {
                 throw CommandFailure(message: error.description)
             }
         }
@@ -142,7 +146,6 @@ struct Bench: ParsableCommand {
     /// Times one recording's events and prints its figures.
     private func report(_ recording: String, header: RecordingHeader, events: [RecordingEvent]) throws {
         let uwbCount = events.filter { if case .uwb = $0 { return true } else { return false } }.count
-        guard uwbCount > 0 else { throw CommandFailure(message: "\(recording): no UWB updates to time") }
 
         let timing = time(events, header: header, uwbCount: uwbCount)
         guard timing.sink.isFinite else { return }

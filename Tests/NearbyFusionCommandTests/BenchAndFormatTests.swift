@@ -87,6 +87,15 @@ struct BenchAndFormatTests {
         let fromFile = try TestSupport.run(["bench", file, "--passes", "1", "--table"]).stdout
         let fileRow = fromFile.split(separator: "\n").last.map { $0.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) } }
         #expect(fileRow?[1] == cells[1][1] && fileRow?[3] == cells[1][3])
+        // A recording with no UWB update fails the command before anything is timed, wherever
+        // it stands in the list.
+        let posesOnly = try String(contentsOfFile: TestSupport.packageRoot.appendingPathComponent("Datasets/still-phone.jsonl").path,
+                                   encoding: .utf8)
+            .split(separator: "\n").filter { !$0.contains("\"type\":\"uwb\"") }.joined(separator: "\n") + "\n"
+        let silent = try TestSupport.temporaryFile(posesOnly, name: "poses-only.jsonl")
+        let failed = try TestSupport.run(["bench", "Datasets/coached-sweep.jsonl", silent, "--passes", "1", "--table"])
+        #expect(failed.status != 0 && failed.stdout.isEmpty && failed.stderr.contains("poses-only.jsonl: no UWB updates to time"),
+                "\(failed.stdout) \(failed.stderr)")
         // An unknown scenario names the ones there are; nothing to time is an error too.
         let unknown = try TestSupport.run(["bench", "--scenario", "nope"])
         #expect(unknown.status != 0 && unknown.stderr.contains("Unknown scenario 'nope'") && unknown.stderr.contains("cs-far"))
