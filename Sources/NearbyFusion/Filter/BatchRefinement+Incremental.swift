@@ -120,7 +120,8 @@ extension BatchRefinement {
             share = min(share, w * variance / max(e.multiplicity, 1e-300))
         }
         model.information += information
-        model.independentInformation += independent
+        // (Read only for a burst chain's drift: without one it is `information`.)
+        if k.burstForgettingRate > 0 { model.independentInformation += independent }
         model.gradient += b
         model.cost -= logTerm
         if k.options.acquisition.considersDriftGeometry {
