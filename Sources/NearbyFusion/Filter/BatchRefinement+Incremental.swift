@@ -143,14 +143,16 @@ extension BatchRefinement {
         let v = e.worldFromDevice.inverseRotate(x - e.antennaInWorld)
         let length = v.length
         // θ = acos(−v_z/‖v‖) (``DeviceAngles/offAxisAngle(_:)``); its sine and cosine are read
-        // off `v`, and the logistic is evaluated once for ρ and for its slope.
+        // off `v`, and the logistic `σ` behind ρ is read off ρ itself, `σ = (ρ − ρ₀)/(1 − ρ₀)`.
         let cosine = max(-1, min(1, -v.z / max(length, 1e-300)))
         let theta = acos(cosine)
-        let edge = o.sensors.fieldOfViewHalfAngle - o.acquisition.fieldOfViewMargin
-        let width = max(o.acquisition.fieldOfViewEdgeWidth, 1e-6)
         let rho0 = o.acquisition.missingDirectionLikelihood
-        let sigma = 1 / (1 + exp(-(theta - edge) / width))
-        let rho = max(rho0 + (1 - rho0) * sigma, 1e-300)
+        let likelihood = o.missingDirectionLikelihood(offAxisAngle: theta)
+        let rho = max(likelihood, 1e-300)
+        // (No direction is marked missing where a missing one says nothing, `ρ₀ = 1`.)
+        guard rho0 < 1 else { return (log(rho), .zero) }
+        let sigma = (likelihood - rho0) / (1 - rho0)
+        let width = max(o.acquisition.fieldOfViewEdgeWidth, 1e-6)
         let sine = (v.x * v.x + v.y * v.y).squareRoot() / max(length, 1e-300)
         guard length > 1e-9, sine > 1e-9 else { return (log(rho), .zero) }
         let dRho = (1 - rho0) * sigma * (1 - sigma) / width
@@ -350,8 +352,6 @@ extension BatchRefinement {
     @inline(__always)
     static func settle(_ h: inout PositionHypothesis, model: BatchLinearisation, step delta: Vector3, k: Constants,
                        priorInformation: Matrix3, pathLengthMetres now: Double, addedVariance: Double) {
-        // A burst chain's drift is considered with every range weighed as independent.
-        let driftInformation: Matrix3? = k.burstForgettingRate > 0 ? model.independentInformation : nil
         let x = model.point + delta
         guard x.isFinite, let covariance = model.information.inverse, covariance.isFinite else { return }
         let determinant = covariance.determinant
@@ -367,14 +367,10 @@ extension BatchRefinement {
         let considered = k.biasVariance * Matrix3.outer(sensitivity, sensitivity)
         var drift = Matrix3.zero
         if k.options.acquisition.considersDriftGeometry && model.entryCount != 0 {
-            if let a = driftInformation {
-                let inverse = a.inverse ?? Matrix3(.nan, 0, 0, 0, 0, 0, 0, 0, 0)
-                drift = consideredDrift(inverseInformation: inverse, pathWeightedInformation: model.pathWeightedInformation,
-                                        pathLengthMetres: now, options: k.options)
-            } else {
-                drift = consideredDrift(inverseInformation: covariance, pathWeightedInformation: model.pathWeightedInformation,
-                                        pathLengthMetres: now, options: k.options)
-            }
+            // A burst chain's drift is considered with every range weighed as independent.
+            let inverse = k.burstForgettingRate > 0 ? model.independentInformation.inverse : covariance
+            drift = consideredDrift(inverseInformation: inverse, pathWeightedInformation: model.pathWeightedInformation,
+                                    pathLengthMetres: now, options: k.options)
         }
         h.covariance = (covariance + considered + drift + Matrix3.scaledIdentity(max(addedVariance, 0))).symmetrized
         h.rangeBiasSensitivity = sensitivity
@@ -387,15 +383,17 @@ extension BatchRefinement {
     /// `E[u uᵀ] = I/3` for a direction uniform on the sphere —, `A = P₀⁻¹ + Σ Iᵢ`,
     /// `D = Σ Lᵢ Iᵢ` (``BatchLinearisation/pathWeightedInformation``), `Iᵢ` each range's and
     /// angle's robustly weighted information `wᵢ g gᵀ` and `L_T` (`pathLengthMetres`) the path
-    /// travelled now. Where that is not finite (a degenerate window), the translation by half
-    /// the drift, `(f L_T / 2)² / 3 · I`, stands in.
+    /// travelled now. Where `A` has no finite inverse or that is not finite (a degenerate
+    /// window), the translation by half the drift, `(f L_T / 2)² / 3 · I`, stands in.
     @inline(__always)
-    static func consideredDrift(inverseInformation: Matrix3, pathWeightedInformation: Matrix3, pathLengthMetres now: Double,
+    static func consideredDrift(inverseInformation: Matrix3?, pathWeightedInformation: Matrix3, pathLengthMetres now: Double,
                                 options o: FusionOptions) -> Matrix3 {
+        func translation() -> Matrix3 { Matrix3.scaledIdentity(o.driftTranslationVariance(pathMetres: now)) }
+        guard let inverse = inverseInformation, inverse.isFinite else { return translation() }
         let f = o.acquisition.vioDriftFraction
-        let shift = inverseInformation * pathWeightedInformation - Matrix3.scaledIdentity(now)
+        let shift = inverse * pathWeightedInformation - Matrix3.scaledIdentity(now)
         let considered = (f * f / 3) * (shift * shift.transposed)
-        return considered.isFinite ? considered : Matrix3.scaledIdentity(o.driftTranslationVariance(pathMetres: now))
+        return considered.isFinite ? considered : translation()
     }
 }
 
