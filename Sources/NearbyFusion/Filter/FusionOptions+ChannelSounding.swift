@@ -38,8 +38,9 @@ extension FusionOptions {
         /// What ``FusionOptions/Acquisition/relinearisationTolerance`` is multiplied by for a
         /// Channel Sounding tag. Its σ is nearly four times UWB's, so the same fraction of it
         /// allows steps twice as long, while its burst chain's weights move with the residuals:
-        /// at the UWB fraction the converged `worldTransform` of `cs-coached-step` sat 3 cm
-        /// further off (median over 50 seeds); at 0.3 of it, as with the window re-solved whole.
+        /// a third of the fraction keeps the converged `worldTransform` where the window solved
+        /// whole puts it (compare `accuracy --scenario cs-coached-step --seeds 50` with
+        /// `--relinearisation 0`).
         public var relinearisationToleranceScale: Double = 0.3
         /// White-acceleration intensity, m²/s³, of the part of a Channel Sounding object's
         /// distance that its position estimate does not explain (`DistanceSmoother`, which
