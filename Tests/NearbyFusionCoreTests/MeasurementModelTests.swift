@@ -64,6 +64,32 @@ struct MeasurementModelTests {
         }
     }
 
+    /// A linearisation carried to a nearby point: carried only within the stated reach, and
+    /// there within 1 % of a σ of the exact `h` (a wrong sign or a missing shift is off by
+    /// whole σ); not carried 30 cm away.
+    @Test func directionLinearisationIsCarriedOnlyWhereItHolds() {
+        var noise = NoiseStream(seed: 23, source: "carried direction")
+        var carried = 0
+        for _ in 0..<200 {
+            let (a, q) = Self.randomPose(&noise)
+            let p = Self.pointInFront(&noise, antenna: a, orientation: q)
+            let model = DirectionModel(antennaInWorld: a, worldFromDevice: q, azimuthStandardDeviation: 0.05,
+                                       elevationStandardDeviation: 0.09, gate: 9.21)
+            let offset = noise.uniform(0.001, 0.06) * Vector3(noise.gaussian(), noise.gaussian(), noise.gaussian()).normalized
+            let b = p + offset
+            let base = model.linearised(at: p)
+            let exact = model.predicted(b)
+            let firstOrder = base.predicted + Vector2(base.jacobian.row0.dot(offset), base.jacobian.row1.dot(offset))
+            let error = model.residual(exact, firstOrder)
+            if model.carriesLinearisation(from: p, to: b) {
+                carried += 1
+                #expect(max(abs(error.x), abs(error.y)) <= 0.01 * 0.05, "dropped term \(error) at offset \(offset.length) m")
+            }
+            #expect(!model.carriesLinearisation(from: p, to: p + Vector3(0.3, 0, 0)))
+        }
+        #expect(carried > 20)
+    }
+
     @Test func azimuthJacobianMatchesFiniteDifferences() {
         var noise = NoiseStream(seed: 23, source: "azimuth")
         for _ in 0..<100 {

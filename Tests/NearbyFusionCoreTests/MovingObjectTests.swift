@@ -289,6 +289,34 @@ struct KinematicGaussianTests {
         }
     }
 
+    /// The IMM's manoeuvring model, corrected by a direction through the stationary model's
+    /// linearisation carried to its mean, lands where its own exact update does (within 2 % of
+    /// the correction: the Jacobian's change over the models' distance), and the stationary model
+    /// is corrected exactly.
+    @Test func carriedDirectionLinearisationMatchesTheModelsOwn() {
+        let a = Vector3(0, 1.4, 0)
+        let q = Quaternion(angle: 0.3, axis: Vector3(0, 1, 0))
+        let model = DirectionModel(antennaInWorld: a, worldFromDevice: q, azimuthStandardDeviation: 0.05,
+                                   elevationStandardDeviation: 0.09, gate: 9.21)
+        let object = Vector3(-1.0, 1.2, -3.0)
+        var imm = InteractingMultipleModel(positionInWorld: object, positionCovariance: .scaledIdentity(0.02 * 0.02),
+                                           velocityPriorVariance: 1, movingProbability: 0.01)
+        imm.moving.positionInWorld = object + Vector3(0.012, -0.005, 0.008)
+        imm.moving.positionCovariance = .scaledIdentity(0.1 * 0.1)
+        #expect(model.carriesLinearisation(from: imm.stationary.positionInWorld, to: imm.moving.positionInWorld))
+        let measured = model.predicted(object + Vector3(0.25, 0.1, 0))
+        var stationary = imm.stationary, moving = imm.moving
+        _ = stationary.update(model: model, measured: measured)
+        _ = moving.update(model: model, measured: measured)
+        let before = imm.moving.positionInWorld
+        _ = imm.update(model: model, measured: measured, outlierProbability: 0.2, outlierSpan: .pi)
+        #expect(imm.stationary == stationary)
+        let step = (moving.positionInWorld - before).length
+        #expect(step > 0.05)
+        #expect((imm.moving.positionInWorld - moving.positionInWorld).length <= 0.02 * step)
+        #expect(abs(imm.moving.positionCovariance.m00 - moving.positionCovariance.m00) <= 1e-2 * moving.positionCovariance.m00)
+    }
+
     static func randomGaussian(_ rng: inout SplitMix64) -> KinematicGaussian {
         // P = L Lᵀ from a random lower-triangular L: a valid 6×6 covariance.
         var l = Dense.zero()

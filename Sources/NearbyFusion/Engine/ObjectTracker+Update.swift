@@ -195,7 +195,8 @@ extension ObjectTracker {
         }
         if phase == .acquiring {
             settleIfResolved(options: o, directionless: directionless)
-        } else {
+        } else if mixture.count > 1 {
+            // (A bank of one, a tracked object's, has nothing to prune; the check below resets it if it is not finite.)
             mixture.pruneAndMerge(minimumWeight: o.acquisition.pruneWeight, mergeDistanceSquared: o.acquisition.mergeDistanceSquared)
         }
         let m = mixture.moments

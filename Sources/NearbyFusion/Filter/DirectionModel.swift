@@ -86,6 +86,24 @@ public struct DirectionModel: PlanarMeasurementModel, Sendable {
     @inlinable public func residual(_ measured: Vector2, _ predicted: Vector2) -> Vector2 {
         Vector2(Angle.wrapped(measured.x - predicted.x), Angle.wrapped(measured.y - predicted.y))
     }
+
+    /// The fraction of the smaller angle σ that the second-order term of a carried
+    /// linearisation may reach (``carriesLinearisation(from:to:)``).
+    public static let carriedCurvatureFraction = 0.01
+
+    /// Whether `h(b) ≈ h(a) + H_a (b − a)` (and `H_b ≈ H_a`) holds within a negligible share of
+    /// the noise. Both angles curve on the scale of `ρ`, the distance of `v = Rᵀ(a − antenna)`
+    /// from the device's Y axis (the azimuth's Hessian is of order `1/ρ²`, the elevation's
+    /// of `1/‖v‖² ≤ 1/ρ²`), so the dropped term is at most about `‖b − a‖²/ρ²` radians and
+    /// the Jacobian's relative change `‖b − a‖/ρ`. Carried when
+    /// `‖b − a‖² ≤ κ min(σ_α, σ_ε) ρ²`, `κ` = ``carriedCurvatureFraction``: the term is at most
+    /// 1 % of a σ, and the Jacobian changes by at most `√(κσ)` (2 % at σ = 0.05 rad).
+    @inlinable public func carriesLinearisation(from a: Vector3, to b: Vector3) -> Bool {
+        let v = worldFromDevice.inverseRotate(a - antennaInWorld)
+        let rho2 = v.x * v.x + v.z * v.z
+        let sigma = min(covariance.a, covariance.c).squareRoot()
+        return (b - a).lengthSquared <= Self.carriedCurvatureFraction * sigma * rho2
+    }
 }
 
 /// Azimuth only, for radios that give no elevation: `h(p) = atan2(v_x, −v_z)`,

@@ -113,7 +113,13 @@ import Foundation
     /// update needs (`PH₀ᵀ`, `PH₁ᵀ`, `S⁻¹`).
     @inlinable
     public init<M: PlanarMeasurementModel>(model: M, measured z: Vector2, mean: Vector3, covariance: Matrix3) {
-        let linearisation = model.linearised(at: mean)
+        self.init(model: model, measured: z, linearisation: model.linearised(at: mean), covariance: covariance)
+    }
+
+    /// The same from a linearisation already made at (or carried to) the mean: `h(x)` and `H`.
+    @inlinable
+    public init<M: PlanarMeasurementModel>(model: M, measured z: Vector2,
+                                          linearisation: (predicted: Vector2, jacobian: Jacobian2x3), covariance: Matrix3) {
         jacobian = linearisation.jacobian
         innovation = model.residual(z, linearisation.predicted)
         ph0 = covariance * jacobian.row0

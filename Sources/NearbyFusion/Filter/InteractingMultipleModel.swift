@@ -180,16 +180,13 @@ public struct SteadyMotion: Sendable, Hashable {
                                  addedPositionVariance q: Double, steady steadyMotion: SteadyMotion? = nil) {
         let t = max(dt, 0)
         hasSteadyModel = steadyMotion != nil
-        // (1) Transition probabilities over dt.
-        var piSM = 1 - exp(-prior.startRate * t)
-        var piMS = 1 - exp(-prior.stopRate * t), piMW = 0.0
-        var piWS = 0.0, piWM = 0.0
-        if let w = steadyMotion {
-            let leaveM = prior.stopRate + w.settleRate, leaveW = prior.stopRate + w.turnRate
-            let pM = 1 - exp(-leaveM * t), pW = 1 - exp(-leaveW * t)
-            if leaveM > 0 { piMS = pM * (prior.stopRate / leaveM); piMW = pM * (w.settleRate / leaveM) }
-            if leaveW > 0 { piWS = pW * (prior.stopRate / leaveW); piWM = pW * (w.turnRate / leaveW) }
-        }
+        // (1) Transition probabilities over dt (the last ones again when Δt and the rates are
+        // those of the previous step, as they are at a steady update rate).
+        let key = TransitionProbabilities.Key(seconds: t, startRate: prior.startRate, stopRate: prior.stopRate,
+                                              settleRate: steadyMotion?.settleRate ?? -1, turnRate: steadyMotion?.turnRate ?? -1)
+        if transitions.key != key { transitions = TransitionProbabilities(key) }
+        var piSM = transitions.stillToManoeuvring, piMS = transitions.manoeuvringToStill
+        var piMW = transitions.manoeuvringToSteady, piWS = transitions.steadyToStill, piWM = transitions.steadyToManoeuvring
         // A pinned mode takes the whole probability at this step: every model hands its
         // estimate over to it through the mixing below (so a hint that the object has
         // stopped starts the stationary model where the moving ones had followed it). A
@@ -215,8 +212,8 @@ public struct SteadyMotion: Sendable, Hashable {
                      steady, weight: piWM * muW / cM)
         }
         if cS > 1e-12 {
-            Self.mix(into: &stationary, weight: (1 - piSM) * muS / cS, previousMoving, weight: piMS * muM / cS,
-                     steady, weight: piWS * muW / cS)
+            Self.mixPosition(into: &stationary, weight: (1 - piSM) * muS / cS, previousMoving, weight: piMS * muM / cS,
+                             steady, weight: piWS * muW / cS)
         }
         // A steady model that would hold less than 10⁻⁴ of the probability (a tag lying
         // still) is left out of this step — its share goes to the manoeuvring model — and
@@ -252,6 +249,34 @@ public struct SteadyMotion: Sendable, Hashable {
     /// The smallest share of the probability for which the steady model is kept.
     static let steadyActivation = 1e-4
 
+    /// The transition probabilities of the last prediction and what they were computed for.
+    var transitions = TransitionProbabilities(.init(seconds: 0, startRate: 0, stopRate: 0, settleRate: -1, turnRate: -1))
+
+    /// Step 1's transition probabilities over `Δt` seconds: `π = 1 − e^{−λΔt}` for each state's
+    /// total exit rate `λ`, shared among its exits in proportion to their rates (see
+    /// ``predict(seconds:prior:hint:accelerationIntensity:velocityPriorVariance:addedPositionVariance:steady:)``).
+    struct TransitionProbabilities: Sendable, Hashable {
+        /// `Δt` (s) and the rates (1/s) they are for; the steady model's rates are −1 without it.
+        struct Key: Sendable, Hashable {
+            var seconds: Double, startRate: Double, stopRate: Double, settleRate: Double, turnRate: Double
+        }
+        var key: Key
+        var stillToManoeuvring: Double, manoeuvringToStill: Double, manoeuvringToSteady = 0.0
+        var steadyToStill = 0.0, steadyToManoeuvring = 0.0
+
+        init(_ key: Key) {
+            self.key = key
+            let t = key.seconds
+            stillToManoeuvring = 1 - exp(-key.startRate * t)
+            manoeuvringToStill = 1 - exp(-key.stopRate * t)
+            guard key.settleRate >= 0 else { return }
+            let leaveM = key.stopRate + key.settleRate, leaveW = key.stopRate + key.turnRate
+            let pM = 1 - exp(-leaveM * t), pW = 1 - exp(-leaveW * t)
+            if leaveM > 0 { manoeuvringToStill = pM * (key.stopRate / leaveM); manoeuvringToSteady = pM * (key.settleRate / leaveM) }
+            if leaveW > 0 { steadyToStill = pW * (key.stopRate / leaveW); steadyToManoeuvring = pW * (key.turnRate / leaveW) }
+        }
+    }
+
     /// `a ← mix(a, b, c)`, in place: the three-way moment match, by the two-way
     /// ``mix(into:weight:_:weight:)`` when a weight is negligible.
     @inline(__always)
@@ -273,6 +298,30 @@ public struct SteadyMotion: Sendable, Hashable {
             + wc * (c.crossCovariance + Matrix3.outer(dpc, dvc))
         a.velocityCovariance = (wa * (a.velocityCovariance + Matrix3.outer(dva, dva)) + wb * (b.velocityCovariance + Matrix3.outer(dvb, dvb))
                                 + wc * (c.velocityCovariance + Matrix3.outer(dvc, dvc))).symmetrized
+    }
+
+    /// The position and its covariance of `mix(a, b, c)`, in place: `p = Σ wᵢ pᵢ`,
+    /// `P_pp = Σ wᵢ (P_pp,ᵢ + δᵢ δᵢᵀ)`, `δᵢ = pᵢ − p`. For the stationary model, whose
+    /// prediction then sets its velocity and the velocity's blocks afresh (the other blocks'
+    /// mix would be thrown away).
+    @inline(__always)
+    static func mixPosition(into a: inout KinematicGaussian, weight wa: Double, _ b: KinematicGaussian, weight wb: Double,
+                            _ c: KinematicGaussian, weight wc: Double) {
+        let usesB = wb > 1e-12, usesC = wc > 1e-12
+        if !usesB && !usesC { return }
+        if wa <= 1e-12 && !(usesB && usesC) {
+            let only = usesB ? b : c
+            a.positionInWorld = only.positionInWorld
+            a.positionCovariance = only.positionCovariance
+            return
+        }
+        let wa1 = wa <= 1e-12 ? 0 : wa, wb1 = usesB ? wb : 0, wc1 = usesC ? wc : 0
+        let p = wa1 * a.positionInWorld + wb1 * b.positionInWorld + wc1 * c.positionInWorld
+        let dpa = a.positionInWorld - p, dpb = b.positionInWorld - p, dpc = c.positionInWorld - p
+        var covariance = wa1 * (a.positionCovariance + Matrix3.outer(dpa, dpa)) + wb1 * (b.positionCovariance + Matrix3.outer(dpb, dpb))
+        if usesC { covariance = covariance + wc1 * (c.positionCovariance + Matrix3.outer(dpc, dpc)) }
+        a.positionInWorld = p
+        a.positionCovariance = covariance.symmetrized
     }
 
     /// `a ← mix(a, b)` (``mix(_:weight:_:weight:)``), in place: `a` is not copied in or out.
@@ -337,11 +386,26 @@ public struct SteadyMotion: Sendable, Hashable {
     }
 
     /// The same for a direction (outlier density `ε/span²`).
+    ///
+    /// The models of a tag lying still sit millimetres apart, and a direction's
+    /// linearisation (two arc tangents and the Jacobian) is the update's dearest part: the
+    /// manoeuvring model takes the stationary model's, carried to its own mean to first
+    /// order, `h(p_m) ≈ h(p_s) + H_s (p_m − p_s)`, `H_m ≈ H_s`, when the model says the term
+    /// this drops is negligible (``PlanarMeasurementModel/carriesLinearisation(from:to:)``).
     public mutating func update<M: PlanarMeasurementModel>(model: M, measured z: Vector2,
                                                           outlierProbability eps: Double, outlierSpan: Double) -> Bool {
         let outlier = eps / (outlierSpan * outlierSpan), inlier = 1 - eps
-        let s = stationary.update(model: model, measured: z)
-        let m = moving.update(model: model, measured: z)
+        let ps = stationary.positionInWorld, pm = moving.positionInWorld
+        let base = model.linearised(at: ps)
+        let s = stationary.update(model: model, measured: z, linearisation: base)
+        let m: UpdateOutcome
+        if model.carriesLinearisation(from: ps, to: pm) {
+            let d = pm - ps, h = base.jacobian
+            m = moving.update(model: model, measured: z,
+                              linearisation: (base.predicted + Vector2(h.row0.dot(d), h.row1.dot(d)), h))
+        } else {
+            m = moving.update(model: model, measured: z)
+        }
         stationaryLikelihood *= inlier * s.likelihood + outlier
         movingLikelihood *= inlier * m.likelihood + outlier
         guard hasSteadyModel else { return s.accepted || m.accepted }

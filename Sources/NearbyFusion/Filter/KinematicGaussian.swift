@@ -160,7 +160,16 @@
     ///    scalar likelihoods equals the joint one.
     @inlinable
     public mutating func update<M: PlanarMeasurementModel>(model: M, measured z: Vector2, gated: Bool = true) -> UpdateOutcome {
-        let i = PlanarInnovation(model: model, measured: z, mean: positionInWorld, covariance: positionCovariance)
+        update(model: model, measured: z, linearisation: model.linearised(at: positionInWorld), gated: gated)
+    }
+
+    /// The same from a linearisation `(h(p), H)` already made at this Gaussian's mean (or
+    /// carried to it, ``PlanarMeasurementModel/carriesLinearisation(from:to:)``).
+    @inlinable
+    public mutating func update<M: PlanarMeasurementModel>(model: M, measured z: Vector2,
+                                                          linearisation: (predicted: Vector2, jacobian: Jacobian2x3),
+                                                          gated: Bool = true) -> UpdateOutcome {
+        let i = PlanarInnovation(model: model, measured: z, linearisation: linearisation, covariance: positionCovariance)
         guard i.sInverse != nil else { return i.outcome(accepted: false) }
         if gated && i.normalizedInnovationSquared > model.gate { return i.outcome(accepted: false) }
         let h = i.jacobian, nu = i.innovation, r = model.covariance

@@ -65,6 +65,10 @@ public protocol PlanarMeasurementModel {
     func residual(_ measured: Vector2, _ predicted: Vector2) -> Vector2
     /// `h(p)` and `∂h/∂p` together (see ``ScalarMeasurementModel/linearised(at:)``).
     func linearised(at objectInWorld: Vector3) -> (predicted: Vector2, jacobian: Jacobian2x3)
+    /// Whether a linearisation made at `a` stands for one at `b` once carried to first order,
+    /// `h(b) ≈ h(a) + H (b − a)` with the same `H`: whether `b` is so close to `a` that the
+    /// second-order term this drops is a negligible fraction of the measurement noise.
+    func carriesLinearisation(from a: Vector3, to b: Vector3) -> Bool
 }
 
 extension PlanarMeasurementModel {
@@ -72,4 +76,7 @@ extension PlanarMeasurementModel {
     @inlinable public func linearised(at objectInWorld: Vector3) -> (predicted: Vector2, jacobian: Jacobian2x3) {
         (predicted(objectInWorld), jacobian(objectInWorld))
     }
+
+    /// Never, unless the model bounds its curvature.
+    @inlinable public func carriesLinearisation(from a: Vector3, to b: Vector3) -> Bool { false }
 }

@@ -98,8 +98,11 @@ public struct MixtureMoments: Sendable, Hashable {
 
     /// Replaces the bank with one Gaussian (used by tests and when a prior is known).
     public mutating func reset(meanInWorld: Vector3, covariance: Matrix3) {
+        let hypothesis = PositionHypothesis(logWeight: 0, meanInWorld: meanInWorld, covariance: covariance)
+        // A bank of one (a tracked object's, reset on every update) is overwritten in place.
+        if hypotheses.count == 1 { hypotheses[0] = hypothesis; return }
         hypotheses.removeAll(keepingCapacity: true)
-        hypotheses.append(PositionHypothesis(logWeight: 0, meanInWorld: meanInWorld, covariance: covariance))
+        hypotheses.append(hypothesis)
     }
 
     /// Replaces the bank with the given hypotheses (weights are renormalised; at most
