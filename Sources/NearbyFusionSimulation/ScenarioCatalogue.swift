@@ -253,6 +253,59 @@ public enum ScenarioCatalogue {
         return s
     }
 
+    // MARK: Radio profiles of real radios
+
+    /// The Channel Sounding profiles (``ChannelSoundingModel/inverseFFT``, ``ChannelSoundingModel/phaseSlope``,
+    /// ``ChannelSoundingModel/roundTripTime``) by scenario name stem.
+    public static let channelSoundingProfiles: [(stem: String, model: ChannelSoundingModel)] = [
+        ("cs-ifft", .inverseFFT), ("cs-phase", .phaseSlope), ("cs-rtt", .roundTripTime),
+    ]
+
+    /// A still phone and a still Channel Sounding tag at the phone's height, as the real logs
+    /// were taken (a still initiator and a still reflector): 60 s at the profile's 2 Hz, the tag
+    /// `5 + 5 ((seed − 1) mod 9)` metres ahead — seeds 1–9 visit the logs' nine flags, 5 m to
+    /// 45 m. Nothing moves: the published distance is all there is to score.
+    public static func channelSoundingProfileStill(seed: UInt64, stem: String, model: ChannelSoundingModel) -> SimulationScenario {
+        let distance = 5 + 5 * Double((seed &- 1) % 9)
+        var tag = SimulatedObject(id: "tag", positionInWorld: Vector3(0, 1.4, -distance))
+        tag.ranging = .bluetoothChannelSounding
+        var s = SimulationScenario(name: stem + "-still", trajectory: DeviceTrajectory(segments: [.still(duration: 60)]),
+                                   objects: [tag], seed: seed)
+        s.channelSounding = model
+        return s
+    }
+
+    /// The user walks 12 m toward a still Channel Sounding tag 20 m ahead (at about 1 m/s),
+    /// stands, and walks back, with the profile's radio: the published distance must follow
+    /// the walk (its lag) without the profile's outliers.
+    public static func channelSoundingProfileWalk(seed: UInt64, stem: String, model: ChannelSoundingModel) -> SimulationScenario {
+        var tag = SimulatedObject(id: "tag", positionInWorld: Vector3(2.0, 1.0, -20))
+        tag.ranging = .bluetoothChannelSounding
+        var s = SimulationScenario(name: stem + "-walk",
+                                   trajectory: DeviceTrajectory(segments: [.still(duration: 2), .walk(duration: 12, distance: 12),
+                                                                           .still(duration: 3), .walk(duration: 12, distance: -12),
+                                                                           .still(duration: 3)]),
+                                   objects: [tag], seed: seed)
+        s.channelSounding = model
+        return s
+    }
+
+    /// Phone-to-phone UWB with a friend who walks 10–22 m away
+    /// (``RadioModel/walkingPeerPhoneToPhone(bothWalking:)``, ranges only): `bothWalking`,
+    /// the user walks too (the noisier profile); otherwise the user stands and sweeps.
+    public static func phoneToPhonePeer(seed: UInt64, bothWalking: Bool) -> SimulationScenario {
+        let user: [MotionSegment] = bothWalking
+            ? [.still(duration: 1), .walk(duration: 10, distance: 8), .turn(duration: 2, angle: .pi / 2), .walk(duration: 10, distance: 8),
+               .still(duration: 2)]
+            : coachedMotion + coachedMotion + coachedMotion
+        var friend = SimulatedObject(id: "friend", kind: .peer, positionInWorld: Vector3(4.0, 1.3, -12), velocityInWorld: Vector3(0.6, 0, -0.2))
+        friend.velocityChanges = [.init(time: 12, velocityInWorld: Vector3(0, 0, -0.5)), .init(time: 20, velocityInWorld: Vector3(-0.5, 0, 0))]
+        var s = SimulationScenario(name: bothWalking ? "peer-uwb-both-walking" : "peer-uwb-friend-walking",
+                                   trajectory: DeviceTrajectory(segments: user), objects: [friend], seed: seed)
+        s.radio = .walkingPeerPhoneToPhone(bothWalking: bothWalking)
+        return s
+    }
+
     /// The coached motion with the phone turned to landscape half-way through the sideways
     /// sweeps: the radio stops giving a direction.
     public static func landscapeHold(seed: UInt64) -> SimulationScenario {
@@ -296,5 +349,18 @@ public enum ScenarioCatalogue {
         ("cs-planar-sweeps", channelSoundingPlanar),
         ("cs-far", channelSoundingFar), ("cs-carried", { channelSoundingCarried(seed: $0) }),
         ("cs-carried-hinted", { channelSoundingCarried(seed: $0, hinted: true) }),
-    ]
+    ] + radioProfileScenarios
+
+    /// The scenarios of the radio profiles: each Channel Sounding profile still and walking, and
+    /// the phone-to-phone UWB peer.
+    public static let radioProfileScenarios: [(name: String, make: @Sendable (UInt64) -> SimulationScenario)] = {
+        var list: [(name: String, make: @Sendable (UInt64) -> SimulationScenario)] = []
+        for (stem, model) in channelSoundingProfiles {
+            list.append((stem + "-still", { seed in channelSoundingProfileStill(seed: seed, stem: stem, model: model) }))
+            list.append((stem + "-walk", { seed in channelSoundingProfileWalk(seed: seed, stem: stem, model: model) }))
+        }
+        list.append(("peer-uwb-friend-walking", { phoneToPhonePeer(seed: $0, bothWalking: false) }))
+        list.append(("peer-uwb-both-walking", { phoneToPhonePeer(seed: $0, bothWalking: true) }))
+        return list
+    }()
 }

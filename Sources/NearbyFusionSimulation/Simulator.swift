@@ -60,8 +60,12 @@ public enum Simulator {
 /// and the events written.
 struct SimulationRun {
     let s: SimulationScenario
-    var vioNoise, rangeNoise, angleNoise, nlosNoise, dropNoise, occlusionNoise: NoiseStream
+    var vioNoise, rangeNoise, angleNoise, nlosNoise, dropNoise, occlusionNoise, staleNoise: NoiseStream
     var inBurst: [String: Bool] = [:]
+    /// Per UWB object: the last range's Gaussian error (metres, for correlated noise) and the
+    /// last range reported (metres, for stale repeats).
+    var lastRangeError: [String: Double] = [:]
+    var lastReportedRange: [String: Double] = [:]
     var channelSounding: ChannelSoundingSensor
     /// Hand tremor: three sinusoids per axis (4–10 Hz) with seeded frequencies and phases.
     let tremorTerms: [(axis: Vector3, amplitude: Double, frequency: Double, phase: Double)]
@@ -88,6 +92,7 @@ struct SimulationRun {
         nlosNoise = NoiseStream(seed: s.seed, source: "uwb.nlos")
         dropNoise = NoiseStream(seed: s.seed, source: "uwb.dropout")
         occlusionNoise = NoiseStream(seed: s.seed, source: "uwb.occlusion")
+        staleNoise = NoiseStream(seed: s.seed, source: "uwb.stale")
         channelSounding = ChannelSoundingSensor(model: s.channelSounding, seed: s.seed)
         var terms: [(axis: Vector3, amplitude: Double, frequency: Double, phase: Double)] = []
         for axis in [Vector3(1, 0, 0), Vector3(0, 1, 0), Vector3(0, 0, 1)] {
@@ -170,8 +175,16 @@ struct SimulationRun {
                 continue
             }
             if dropNoise.bernoulli(s.radio.dropoutProbability) { continue }
-            let distance = s.radio.capabilities.supportsPreciseDistanceMeasurement
+            var distance = s.radio.capabilities.supportsPreciseDistanceMeasurement
                 ? sensedRange(of: o, at: objectPosition, antenna: antenna, devicePosition: p, worldFromDevice: q) : nil
+            if distance != nil, s.radio.staleRepeatProbability > 0 {
+                // A stale repeat: the previous range again (the fresh one is drawn all the same,
+                // so that a repeat does not shift later draws).
+                if staleNoise.bernoulli(s.radio.staleRepeatProbability), let previous = lastReportedRange[o.id] {
+                    distance = previous
+                }
+                lastReportedRange[o.id] = distance
+            }
             let direction = sensedDirection(to: objectPosition - antenna, worldFromDevice: q, hold: hold)
             events.append(.uwb(objectID: o.id, UWBMeasurement(timestamp: Simulator.round6(t), distance: distance.map(Simulator.round4),
                                                              directionInDevice: direction)))
@@ -182,9 +195,18 @@ struct SimulationRun {
     /// non-line-of-sight (independent, or in bursts: a two-state Markov chain with mean
     /// burst length `L` and stationary probability `π`, leaving a burst with probability
     /// `1/L` and entering one with `π/(L(1 − π))`), walls and the user's body; at least 1 cm.
+    /// The white noise is AR(1) over updates when the radio gives it a correlation time `τ`
+    /// (`eₖ = φ eₖ₋₁ + √(1 − φ²) σ wₖ`, `φ = e^{−Δt/τ}`, `Δt` one radio tick), and a constant
+    /// ``RadioModel/rangeBias`` is added.
     mutating func sensedRange(of o: SimulatedObject, at objectPosition: Vector3, antenna: Vector3,
                               devicePosition p: Vector3, worldFromDevice q: Quaternion) -> Double {
-        var r = (objectPosition - antenna).length + rangeNoise.gaussian(standardDeviation: s.radio.rangeStandardDeviation)
+        var error = rangeNoise.gaussian(standardDeviation: s.radio.rangeStandardDeviation)
+        if s.radio.rangeErrorCorrelationSeconds > 0 {
+            let phi = exp(-1 / (s.radio.rateHz * s.radio.rangeErrorCorrelationSeconds))
+            if let last = lastRangeError[o.id] { error = phi * last + (1 - phi * phi).squareRoot() * error }
+            lastRangeError[o.id] = error
+        }
+        var r = (objectPosition - antenna).length + error + s.radio.rangeBias
         let nlos: Bool
         if s.radio.nlosMeanBurstLength <= 1 {
             nlos = nlosNoise.bernoulli(s.radio.nlosProbability)

@@ -103,6 +103,102 @@ struct SimulatorTests {
         #expect(abs(rate - 0.2) < 0.06)
     }
 
+    // MARK: Radio profiles
+
+    /// The Channel Sounding ranges of a still tag `distance` metres ahead under `model`, over
+    /// `seconds`: the residuals of the ranges that came, and how many procedures failed.
+    static func channelSoundingResiduals(_ model: ChannelSoundingModel, distance: Double, seconds: Double = 600,
+                                         seed: UInt64 = 9) -> (residuals: [Double], failed: Int, procedures: Int) {
+        var s = stillScenario(seconds: seconds, seed: seed, object: Vector3(0, 1.4, -distance))
+        s.objects[0].ranging = .bluetoothChannelSounding
+        s.channelSounding = model
+        var residuals: [Double] = [], failed = 0, procedures = 0
+        for (pose, m) in uwbUpdates(Simulator.events(for: s)) {
+            procedures += 1
+            guard let r = m.distance else { failed += 1; continue }
+            residuals.append(r - (s.objects[0].positionInWorld - pose.positionInWorld).length)
+        }
+        return (residuals, failed, procedures)
+    }
+
+    static func median(_ x: [Double]) -> Double { x.sorted()[x.count / 2] }
+    /// The scaled median absolute deviation (σ of the core).
+    static func robustSigma(_ x: [Double]) -> Double { let m = median(x); return 1.4826 * median(x.map { abs($0 - m) }) }
+    static func lagOneCorrelation(_ x: [Double]) -> Double {
+        let mean = x.reduce(0, +) / Double(x.count)
+        let c0 = x.map { ($0 - mean) * ($0 - mean) }.reduce(0, +)
+        let c1 = zip(x, x.dropFirst()).map { ($0 - mean) * ($1 - mean) }.reduce(0, +)
+        return c1 / c0
+    }
+
+    /// The inverse-FFT profile at 5 m and 45 m: its core σ, failures rising as the signal
+    /// falls, its short outliers, its scale error and its correlation, as documented.
+    @Test func inverseFFTProfileHasItsCoreFailuresShortOutliersAndScaleError() {
+        var model = ChannelSoundingModel.inverseFFT
+        model.shadowingStandardDeviation = 0   // the figures at exactly 5 m and 45 m
+        let near = Self.channelSoundingResiduals(model, distance: 5)
+        let far = Self.channelSoundingResiduals(model, distance: 45, seconds: 1500)
+        // Failures: 9 % strong, 85 % weak.
+        #expect(abs(Double(near.failed) / Double(near.procedures) - 0.09) < 0.03)
+        #expect(abs(Double(far.failed) / Double(far.procedures) - 0.85) < 0.04)
+        // The core: σ ≈ 0.10 m at 5 m, and centred on the −2.7 % scale error.
+        #expect(abs(Self.robustSigma(near.residuals) - 0.10) < 0.02)
+        #expect(abs(Self.median(far.residuals) - (-0.027 * 45)) < 0.1)
+        // Short outliers: beyond −3σ far more often than beyond +3σ.
+        let sigma = Self.robustSigma(near.residuals), centre = Self.median(near.residuals)
+        let short = near.residuals.filter { $0 - centre < -3 * sigma }.count, long = near.residuals.filter { $0 - centre > 3 * sigma }.count
+        #expect(Double(short) / Double(near.residuals.count) > 0.04)
+        #expect(short > 2 * long)
+        // Consecutive errors are correlated (0.2 on the core).
+        let core = near.residuals.filter { abs($0 - centre) < 3 * sigma }
+        #expect(abs(Self.lagOneCorrelation(core) - 0.2) < 0.1)
+    }
+
+    /// The phase-slope profile reads long by about 0.9 m at 5 m and 5 m at 35 m; the
+    /// round-trip-time one is symmetric with a σ the signal sets, 1.6 m strong, wider weak.
+    @Test func phaseSlopeReadsLongAndRoundTripTimeIsWideAndSymmetric() {
+        var phase = ChannelSoundingModel.phaseSlope, rtt = ChannelSoundingModel.roundTripTime
+        phase.shadowingStandardDeviation = 0
+        rtt.shadowingStandardDeviation = 0
+        let phaseNear = Self.channelSoundingResiduals(phase, distance: 5)
+        let phaseFar = Self.channelSoundingResiduals(phase, distance: 35, seconds: 1200)
+        #expect(abs(Self.median(phaseNear.residuals) - 0.9) < 0.15)
+        #expect(abs(Self.median(phaseFar.residuals) - 5.0) < 0.5)
+        let rttNear = Self.channelSoundingResiduals(rtt, distance: 5)
+        let rttFar = Self.channelSoundingResiduals(rtt, distance: 45)
+        #expect(abs(Self.median(rttNear.residuals)) < 0.3)
+        #expect(abs(Self.standardDeviation(rttNear.residuals) - 1.6) < 0.25)
+        #expect(Self.standardDeviation(rttFar.residuals) > 3.5)
+        #expect(Double(rttFar.failed) / Double(rttFar.procedures) < 0.03)
+    }
+
+    /// Phone-to-phone UWB: a bias, errors correlated over seconds, stale repeats; and a
+    /// profile whose figures are zero changes no range of the default radio.
+    @Test func walkingPeerProfileHasBiasCorrelationAndStaleRepeats() {
+        var s = Self.stillScenario(seconds: 600, object: Vector3(0, 1.4, -12))
+        s.radio = .walkingPeerPhoneToPhone()
+        s.radio.dropoutProbability = 0
+        let updates = Self.uwbUpdates(Simulator.events(for: s))
+        let residuals = updates.compactMap { pose, m in m.distance.map { $0 - (s.objects[0].positionInWorld - pose.positionInWorld).length } }
+        #expect(updates.allSatisfy { $0.1.directionInDevice == nil })
+        #expect(abs(Self.median(residuals) - 0.06) < 0.04)
+        // Stale repeats: the same range twice in a row (a still device, 0.1 mm rounding: a fresh
+        // range repeats the last by chance about 0.1 % of the time).
+        let ranges = updates.compactMap { $0.1.distance }
+        let repeats = zip(ranges, ranges.dropFirst()).filter { $0 == $1 }.count
+        #expect(abs(Double(repeats) / Double(ranges.count - 1) - 0.08) < 0.02)
+        // Correlated over seconds: at 10 Hz, φ = e^{−0.1/2.5} ≈ 0.96 per update (on the core: the
+        // positive tail is drawn afresh each time).
+        let centre = Self.median(residuals)
+        #expect(Self.lagOneCorrelation(residuals.filter { abs($0 - centre) < 0.3 }) > 0.75)
+        var plain = Self.stillScenario(seconds: 30)
+        let before = Simulator.recordingText(for: plain)
+        plain.radio.rangeBias = 0
+        plain.radio.staleRepeatProbability = 0
+        plain.radio.rangeErrorCorrelationSeconds = 0
+        #expect(Simulator.recordingText(for: plain) == before)
+    }
+
     @Test func directionIsAvailableOnlyInsideTheFieldOfViewAtTheConfiguredRate() {
         let inside = Self.uwbUpdates(Simulator.events(for: Self.stillScenario(object: Vector3(1.5, 1.6, -4))))
         let availability = Double(inside.filter { $0.1.directionInDevice != nil }.count) / Double(inside.count)

@@ -26,6 +26,8 @@ public struct TargetCheck: Codable, Sendable, Hashable {
         case channelSounding = "Channel Sounding"
         /// Real sessions of a device that measures no direction.
         case distanceOnly = "distance only"
+        /// The published distance under the radio profiles measured on real radios.
+        case radioProfiles = "radio profiles"
     }
 
     /// What the target is about.

@@ -22,6 +22,11 @@ public enum ScenarioTargets {
     static let pickedUpTags: Set<String> = ["tag-picked-up", "tag-picked-up-hinted", "tag-carried-away"]
     /// Channel Sounding tags at 2–8 m under coached sweeps plus a step.
     static let coachedChannelSounding: Set<String> = ["cs-coached-step", "cs-placed"]
+    /// The scenarios of the radio profiles measured on real radios (ScenarioCatalogue.radioProfileScenarios).
+    public static let radioProfiles: Set<String> = Set(ScenarioCatalogue.radioProfileScenarios.map(\.name))
+    /// The share of the raw ranges' p95 error that the published distance's p95 may reach
+    /// under a radio profile: "well below" the ranges', not merely equal.
+    public static let radioProfileP95Share = 0.8
 
     /// The checks `scenario` (its seed-1 instance; the name, the device path and whether its
     /// object moves are what is read) can judge from `runs`; empty when it has no
@@ -99,7 +104,24 @@ public enum ScenarioTargets {
             let worst = angles.max()
             check(.channelSounding, "no published angle more than 15° off", worst.map(degrees) ?? "no angle published", (worst ?? 0) <= Angle.radians(degrees: 15))
         }
-        if object?.ranging == .bluetoothChannelSounding {
+        if radioProfiles.contains(name) {
+            let errors = runs.map(\.distanceErrors)
+            let published = errors.flatMap { $0.published.map(\.error) }, raw = errors.flatMap { $0.raw.map(\.error) }
+            if let pm = Statistics.quantile(published, 0.5), let rm = Statistics.quantile(raw, 0.5),
+               let p95 = Statistics.quantile(published, 0.95), let r95 = Statistics.quantile(raw, 0.95) {
+                check(.radioProfiles, "published distance median error ≤ the raw ranges'",
+                      String(format: "%.3f m against %.3f m (%.2f ×)", pm, rm, pm / rm), pm <= rm)
+                check(.radioProfiles, String(format: "published distance p95 error ≤ %.1f × the raw ranges'", radioProfileP95Share),
+                      String(format: "%.3f m against %.3f m (%.2f ×)", p95, r95, p95 / r95), p95 <= radioProfileP95Share * r95)
+            } else {
+                check(.radioProfiles, "published distance median error ≤ the raw ranges'", "no distance published", false)
+            }
+            if walks(scenario) {
+                let lag = Statistics.quantile(runs.compactMap { $0.distanceLag() }, 0.5)
+                check(.radioProfiles, "published distance lag ≤ 0.3 s while the user walks (median run)", lag.map { String(format: "%.2f s", $0) } ?? "—",
+                      lag.map { $0 <= 0.3 })
+            }
+        } else if object?.ranging == .bluetoothChannelSounding {
             let errors = runs.map(\.distanceErrors)
             let published = Statistics.quantile(errors.flatMap { $0.published.map(\.error) }, 0.5)
             let raw = Statistics.quantile(errors.flatMap { $0.raw.map(\.error) }, 0.5)
