@@ -25,8 +25,11 @@ struct Accuracy: ParsableCommand {
         to the end of the run, afresh after the tag moved — from where it was when the app said \
         so, as the engine: 0.2–1 s more per run), scores the \
         published distance against the raw ranges (throughout, and while the tag itself moves) \
-        with its lag, and sets the engine's mean NEES beside the posterior's own. Under the \
-        tables, every target for moving objects and for Channel Sounding tags that \
+        with its lag, and sets the engine's mean NEES beside the posterior's own. The radio \
+        profiles of real radios (`cs-ifft-*`, `cs-phase-*`, `cs-rtt-*`, `peer-uwb-*`) get a \
+        fourth table instead: the published distance against the raw ranges at the updates \
+        that have a range (median, p95, p99 and their ratios) and its lag. Under the \
+        tables, every target for moving objects, Channel Sounding tags and radio profiles that \
         the scenarios run can judge, with what was measured and a verdict: met, missed, or not \
         judged (the mean-NEES band and the rate of converged angles far off need 50 seeds).
         """)
@@ -119,7 +122,7 @@ struct Accuracy: ParsableCommand {
         }
         if !profileRows.isEmpty {
             print("")
-            print("| radio profile | ranges failed | distance err median m: raw | published | published / raw | p95 m: raw | published | published / raw | p99 m: raw | published | published distance lag median s | max s |")
+            print("| radio profile | ranges failed | distance err at updates with a range, median m: raw | published | published / raw | p95 m: raw | published | published / raw | p99 m: raw | published | published distance lag median s | max s |")
             print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
             profileRows.forEach { print($0.markdown) }
         }
@@ -234,15 +237,15 @@ struct Accuracy: ParsableCommand {
     }
 
     /// The fourth table's row: a radio profile measured on real radios — the published
-    /// distance against the raw ranges, over every update that has one.
+    /// distance against the raw ranges, at every update that has both.
     static func radioProfileRow(_ name: String, _ runs: [ScenarioRun]) -> TableRow {
         func metres(_ x: Double?) -> Cell { .figure(x, digits: 3) }
         var raw: [Double] = [], published: [Double] = [], lags: [Double] = []
         var failed = 0, ranged = 0
         for run in runs {
-            let errors = run.distanceErrors
-            raw += errors.raw.map(\.error)
-            published += errors.published.map(\.error)
+            let paired = run.pairedDistanceErrors
+            raw += paired.map(\.raw)
+            published += paired.map(\.published)
             for update in run.updates { ranged += 1; if update.rawDistance == nil { failed += 1 } }
             if let lag = run.distanceLag() { lags.append(lag) }
         }

@@ -38,6 +38,23 @@ struct ScenarioTargetTests {
         Dictionary(checks.map { ($0.target, $0.verdict) }, uniquingKeysWith: { a, _ in a })
     }
 
+    /// A radio profile's targets compare the published distance with the raw ranges at the
+    /// same updates: at 45 m the inverse-FFT radio fails most procedures, yet a distance is
+    /// published at every update, so the pairs are exactly the updates with a range; and the
+    /// targets table judges them under "radio profiles".
+    @Test func radioProfilesAreJudgedOnTheUpdatesWithARange() {
+        let (scenario, runs) = Self.runs("cs-ifft-still", seeds: 9)
+        let far = runs[8]
+        let ranged = far.updates.filter { $0.rawDistance != nil }.count
+        #expect(far.pairedDistanceErrors.count == ranged)
+        #expect(ranged < far.updates.count / 2, "\(ranged) ranges of \(far.updates.count) updates at 45 m")
+        let checks = ScenarioTargets.checks(for: scenario, runs: runs).filter { $0.area == .radioProfiles }
+        #expect(checks.count == 2)
+        #expect(checks.allSatisfy { $0.verdict != .notJudged })
+        #expect(ScenarioTargets.checks(for: Self.runs("cs-rtt-walk", seeds: 2).0, runs: Self.runs("cs-rtt-walk", seeds: 2).1)
+            .filter { $0.area == .radioProfiles }.contains { $0.target.contains("lag") })
+    }
+
     /// A still friend converges as an accessory does: every still-peer target met on a few
     /// seeds; a phone held still never converges.
     @Test func theStillPeerMeetsItsTargetsAndAStillPhoneNeverConverges() {

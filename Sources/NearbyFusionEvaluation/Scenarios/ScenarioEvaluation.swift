@@ -317,6 +317,17 @@ public struct ScenarioRun: Sendable {
         return (published, raw)
     }
 
+    /// The raw range's and the published distance's absolute errors, metres, at every update
+    /// that has both: the two compared on the same moments (a radio that fails often far away
+    /// has few raw ranges there, while a distance is published at every update).
+    public var pairedDistanceErrors: [(raw: Double, published: Double, moving: Bool)] {
+        updates.compactMap { u in
+            guard let r = u.rawDistance, let d = u.estimate.distance else { return nil }
+            let truth = u.trueDistanceVector.length
+            return (abs(r - truth), abs(d - truth), u.trueVelocity.length >= ObjectEvaluation.movingTruthSpeed)
+        }
+    }
+
     /// `√(Σ e² / Σ b²)` over the published angles of `runs` (``angleSquaredSums``): the angle
     /// RMSE as a multiple of the Cramér–Rao bound's RMS; `nil` without a bound.
     public static func angleRMSEOverBound(_ runs: [ScenarioRun]) -> Double? {
