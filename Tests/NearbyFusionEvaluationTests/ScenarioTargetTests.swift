@@ -55,6 +55,31 @@ struct ScenarioTargetTests {
             .filter { $0.area == .radioProfiles }.contains { $0.target.contains("lag") })
     }
 
+    /// The Channel Sounding targets held to the exact posterior: the first angle against the
+    /// posterior's own count, less one, judged only over 50 seeds; the NEES band or the
+    /// posterior's NEES; the worldTransform over at least 20 converged runs, counting the runs
+    /// of more seeds (`moreRuns`), and not judged before enough have run.
+    @Test func channelSoundingTargetsAreHeldToTheExactPosterior() {
+        let make = ScenarioCatalogue.all.first { $0.name == "cs-coached-step" }!.make
+        let runs = (1...2).map { ScenarioRun(make(UInt64($0)), exactPosteriorUntil: Angle.radians(degrees: 10)) }
+        let few = ScenarioTargets.checks(for: make(1), runs: runs)
+        let angle = few.first { $0.target.hasPrefix("first horizontalAngle within 3 s") }
+        #expect(angle?.verdict == .notJudged && angle?.measured.contains("the exact posterior") == true)
+        #expect(few.contains { $0.target.hasSuffix("or at most the exact posterior's") && $0.verdict == .notJudged })
+        let transform = few.first { $0.target.hasPrefix("worldTransform median ≤ 0.5 m over ≥ 20 converged runs") }
+        #expect(transform?.verdict == .notJudged)
+        // Fifty seeds (the same two runs, 25 times each): the angle target is judged, and the
+        // runs of more seeds count toward the converged ones.
+        let fifty = Array(repeating: runs, count: 25).flatMap { $0 }
+        let judged = ScenarioTargets.checks(for: make(1), runs: fifty, moreRuns: runs)
+        #expect(judged.first { $0.target.hasPrefix("first horizontalAngle within 3 s") }?.verdict != .notJudged)
+        let counted = judged.first { $0.target.hasPrefix("worldTransform median") }
+        #expect(counted?.measured.hasSuffix("of 52") == true || counted?.measured.hasSuffix("in 52 runs") == true, "\(counted?.measured ?? "")")
+        // cs-far is held to the same targets.
+        let far = ScenarioCatalogue.all.first { $0.name == "cs-far" }!.make
+        #expect(ScenarioTargets.checks(for: far(1), runs: runs).contains { $0.target.hasPrefix("worldTransform median ≤ 0.5 m over") })
+    }
+
     /// A still friend converges as an accessory does: every still-peer target met on a few
     /// seeds; a phone held still never converges.
     @Test func theStillPeerMeetsItsTargetsAndAStillPhoneNeverConverges() {
