@@ -235,4 +235,22 @@ struct IncrementalBatchTests {
         #expect(c.worstWeight < 0.05, "a weight strayed by \(c.worstWeight)")
         #expect((c.kept.moments.meanInWorld - c.exact.moments.meanInWorld).length < 0.05)
     }
+
+    /// The burst chains smoothed at every update are those of the eight heaviest hypotheses
+    /// holding 1 % or more: the rank's weight is found exactly, whatever the order, and is 0
+    /// in a bank of fewer.
+    @Test func theEighthHeaviestWeightIsFoundInAnyOrder() {
+        let weights = [0.02, 0.2, 0.01, 0.05, 0.03, 0.15, 0.04, 0.06, 0.12, 0.08, 0.1, 0.09, 0.05]
+        var mixture = PositionMixture(capacity: 32)
+        mixture.reset(weights.enumerated().map { i, w in
+            PositionHypothesis(logWeight: log(w), meanInWorld: Vector3(Double(i), 0, 0), covariance: .identity)
+        })
+        let total = weights.reduce(0, +)
+        let expected = weights.sorted(by: >)[7] / total
+        #expect(abs(BatchRefinement.heaviestWeight(rank: 8, in: mixture) - expected) < 1e-12)
+        #expect(abs(BatchRefinement.heaviestWeight(rank: 1, in: mixture) - 0.2 / total) < 1e-12)
+        var small = PositionMixture(capacity: 8)
+        small.reset(Array(repeating: PositionHypothesis(logWeight: 0, meanInWorld: .zero, covariance: .identity), count: 3))
+        #expect(BatchRefinement.heaviestWeight(rank: 8, in: small) == 0)
+    }
 }

@@ -258,9 +258,11 @@ extension BatchRefinement {
         let weight = exp(logWeight)
         let tolerance = base * min(max(0.1, (0.01 / max(weight, 1e-300)).squareRoot()), 100)
         // A burst chain's newest ranges carry filtered weights: the chain is smoothed again at
-        // every update for a hypothesis holding 1 % of the weight or more, after 4 updates for
-        // one holding 0.1 %, after 16 for a lighter one.
-        let smoothingPeriod = k.burstForgettingRate <= 0 ? Int.max : weight >= 0.01 ? 1 : weight >= 0.001 ? 4 : 16
+        // every update for a hypothesis holding 1 % of the weight or more (and among the eight
+        // heaviest, `Constants.everyUpdateSmoothingWeight`), after 4 updates for one holding
+        // 0.1 %, after 16 for a lighter one.
+        let smoothingPeriod = k.burstForgettingRate <= 0 ? Int.max
+            : weight >= k.everyUpdateSmoothingWeight ? 1 : weight >= 0.001 ? 4 : 16
         guard let inverse = model.information.inverse else { return nil }
         var delta = inverse * model.gradient
         guard delta.isFinite else { return nil }

@@ -53,6 +53,14 @@ import Foundation
         var persistence: UnsafeBufferPointer<Double>? = nil
         /// `σ_β²`, m² (``FusionOptions/Sensors/rangeBiasStandardDeviation``).
         let biasVariance: Double
+        /// The weight from which a hypothesis's burst chain is smoothed again at every update:
+        /// 1 %, or the weight of the ``smoothedEveryUpdate``-th heaviest hypothesis if that is
+        /// more (set by each refinement).
+        var everyUpdateSmoothingWeight = 0.01
+        /// How many of the heaviest hypotheses at most are smoothed at every update: in a bank
+        /// that nothing has resolved yet (a still phone's, whose tiles all hold a few per cent)
+        /// the others wait four updates, as hypotheses under 1 % do.
+        static let smoothedEveryUpdate = 8
 
         init(_ o: FusionOptions) {
             azVariance = o.sensors.azimuthStandardDeviation * o.sensors.azimuthStandardDeviation
@@ -368,8 +376,12 @@ import Foundation
     /// hypothesis whose model (``BatchLinearisation``) still holds is extended by the new
     /// entries and settled at its minimum; any other is re-solved from its prior
     /// (``solve(_:window:k:priorInformation:)``) and its model rebuilt there.
-    static func refineEach(_ mixture: inout PositionMixture, window: MeasurementWindow, k: Constants, addedVariance: Double) {
+    static func refineEach(_ mixture: inout PositionMixture, window: MeasurementWindow, k constants: Constants, addedVariance: Double) {
         let pathLength = window.entries.last?.pathLengthMetres ?? 0
+        var k = constants
+        if k.burstForgettingRate > 0 {
+            k.everyUpdateSmoothingWeight = max(0.01, heaviestWeight(rank: Constants.smoothedEveryUpdate, in: mixture))
+        }
         mixture.transformEach { h in
             guard let priorInformation = h.priorCovariance.inverse else { return }
             if let delta = extend(&h.linearisation, window: window, k: k, priorInformation: priorInformation,
@@ -401,6 +413,25 @@ import Foundation
             h.linearisation = model
         }
         mixture.normalizeWeights()
+    }
+
+    /// The weight of the `rank`-th heaviest hypothesis (0 when there are fewer), without
+    /// allocating: the `rank` heaviest weights kept in a stack buffer.
+    public static func heaviestWeight(rank: Int, in mixture: PositionMixture) -> Double {
+        guard mixture.count >= rank, rank > 0 else { return 0 }
+        return withUnsafeTemporaryAllocation(of: Double.self, capacity: rank) { top in
+            var filled = 0
+            for i in mixture.hypotheses.indices {
+                let w = exp(mixture.hypotheses[i].logWeight)
+                if filled < rank {
+                    top[filled] = w
+                    filled += 1
+                } else if let smallest = top.indices.min(by: { top[$0] < top[$1] }), w > top[smallest] {
+                    top[smallest] = w
+                }
+            }
+            return top.min() ?? 0
+        }
     }
 
     /// Step 1 for one hypothesis: the reweighted Gauss–Newton minimisation of `f` from its prior
