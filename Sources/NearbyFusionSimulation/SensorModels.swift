@@ -274,6 +274,14 @@ public struct VIOModel: Sendable, Hashable {
     public init() {}
 }
 
+/// One step of a stationary AR(1) error of lag-1 correlation `φ`: `φ eₖ₋₁ + √(1 − φ²) w`, with
+/// `w` a fresh draw of the error's own σ (so that σ is unchanged); the fresh draw itself for the
+/// first error (the process starts stationary) or when `φ` is 0.
+func autoregressive(_ fresh: Double, previous: Double?, correlation phi: Double) -> Double {
+    guard phi > 0, let previous else { return fresh }
+    return phi * previous + (1 - phi * phi).squareRoot() * fresh
+}
+
 /// Senses Channel Sounding objects for ``Simulator``, with its own seeded streams (so that
 /// adding such an object changes no UWB draw).
 struct ChannelSoundingSensor {
@@ -326,7 +334,7 @@ struct ChannelSoundingSensor {
         // The Gaussian error, AR(1) across procedures (white when φ = 0: then exactly σ w).
         let phi = min(max(model.errorCorrelation, 0), 0.99)
         var error = rangeNoise.gaussian(standardDeviation: sigma)
-        if phi > 0, let last = lastError[o.id] { error = phi * last + (1 - phi * phi).squareRoot() * error }
+        error = autoregressive(error, previous: lastError[o.id], correlation: phi)
         lastError[o.id] = error
         var r = d + error
         if model.rangeScaleError != 0 || model.rangeOffset != 0 { r += d * model.rangeScaleError + model.rangeOffset }

@@ -203,7 +203,7 @@ struct SimulationRun {
         var error = rangeNoise.gaussian(standardDeviation: s.radio.rangeStandardDeviation)
         if s.radio.rangeErrorCorrelationSeconds > 0 {
             let phi = exp(-1 / (s.radio.rateHz * s.radio.rangeErrorCorrelationSeconds))
-            if let last = lastRangeError[o.id] { error = phi * last + (1 - phi * phi).squareRoot() * error }
+            error = autoregressive(error, previous: lastRangeError[o.id], correlation: phi)
             lastRangeError[o.id] = error
         }
         var r = (objectPosition - antenna).length + error + s.radio.rangeBias

@@ -82,17 +82,9 @@ struct Accuracy: ParsableCommand {
             // A Channel Sounding object's exact posterior: its time to 10° and its final NEES
             // (under the engine's own range model, which a radio profile's is not: none there).
             let posterior = object?.ranging == .bluetoothChannelSounding && !profile ? Angle.radians(degrees: 10) : nil
-            // The seeds run in parallel (each run is independent and seeded: the same tables
-            // whatever the number of cores), collected in seed order.
-            let results = Mutex([ScenarioRun?](repeating: nil, count: seeds))
-            DispatchQueue.concurrentPerform(iterations: seeds) { k in
-                var scenario = make(UInt64(k + 1))
-                if let vioDrift { scenario.vio.driftFraction = vioDrift }
-                let run = ScenarioRun(scenario, options: options, exactPosteriorUntil: posterior)
-                results.withLock { $0[k] = run }
+            let runs = Self.runs(make, seeds: 0..<seeds, options: options, vioDrift: vioDrift, exactPosteriorUntil: posterior) {
                 progress.withLock { $0.done += 1; $0.bar.update($0.done) }
             }
-            let runs = results.withLock { $0 }.map { $0! }
             rows.append(Self.accuracyRow(name, runs))
             if object?.moves == true { motionRows.append(Self.motionRow(name, runs)) }
             if profile {
@@ -137,6 +129,22 @@ struct Accuracy: ParsableCommand {
         }
     }
 
+    /// The runs of seeds `seeds.lowerBound + 1 … seeds.upperBound`, in parallel (each run is
+    /// independent and seeded: the same tables whatever the number of cores), collected in seed
+    /// order; `finished` is called as each one ends.
+    static func runs(_ make: @Sendable (UInt64) -> SimulationScenario, seeds: Range<Int>, options: FusionOptions, vioDrift: Double?,
+                     exactPosteriorUntil posterior: Double?, finished: @Sendable () -> Void = {}) -> [ScenarioRun] {
+        let results = Mutex([ScenarioRun?](repeating: nil, count: seeds.count))
+        DispatchQueue.concurrentPerform(iterations: seeds.count) { k in
+            var scenario = make(UInt64(seeds.lowerBound + k + 1))
+            if let vioDrift { scenario.vio.driftFraction = vioDrift }
+            let run = ScenarioRun(scenario, options: options, exactPosteriorUntil: posterior)
+            results.withLock { $0[k] = run }
+            finished()
+        }
+        return results.withLock { $0 }.map { $0! }
+    }
+
     /// For a Channel Sounding scenario whose `worldTransform` is judged over
     /// ``ScenarioTargets/minimumConvergedRuns`` converged runs, when the seeds run (at least
     /// 50) left fewer converged: runs of the next seeds, 50 at a time, until enough converge or
@@ -150,15 +158,8 @@ struct Accuracy: ParsableCommand {
         var next = runs.count
         let cap = ScenarioTargets.maximumSeedsForConvergedRuns
         while converged < ScenarioTargets.minimumConvergedRuns && next < cap {
-            let batch = min(50, cap - next), first = next
-            let results = Mutex([ScenarioRun?](repeating: nil, count: batch))
-            DispatchQueue.concurrentPerform(iterations: batch) { k in
-                var scenario = make(UInt64(first + k + 1))
-                if let vioDrift { scenario.vio.driftFraction = vioDrift }
-                let run = ScenarioRun(scenario, options: options)
-                results.withLock { $0[k] = run }
-            }
-            let added = results.withLock { $0 }.map { $0! }
+            let batch = min(50, cap - next)
+            let added = Self.runs(make, seeds: next..<(next + batch), options: options, vioDrift: vioDrift, exactPosteriorUntil: nil)
             more += added
             converged += added.filter { $0.firstConvergedTime != nil }.count
             next += batch
