@@ -18,7 +18,8 @@ struct DistanceSmootherTests {
     /// estimate's; `density` the radio's range error density. Returns `(t, true distance, published)` per update.
     static func run(seconds: Double, seed: UInt64 = 3, truth: (Double) -> Double, excess: (Double) -> Double = { _ in 0 },
                     reference: (Double) -> Double?, generation: (Double) -> Int = { _ in 0 },
-                    density: RangeErrorDensity = options.rangeErrorDensity) -> [(t: Double, truth: Double, published: Double?)] {
+                    density: RangeErrorDensity = options.rangeErrorDensity,
+                    filter: FusionOptions.DistanceFilter = options.distanceFilter) -> [(t: Double, truth: Double, published: Double?)] {
         var smoother = DistanceSmoother()
         var noise = NoiseStream(seed: seed, source: "distance-smoother-test")
         let o = options
@@ -29,7 +30,8 @@ struct DistanceSmootherTests {
             let published = smoother.update(at: t, range: z, reference: reference(t), generation: generation(t),
                                             density: density, variance: o.sensors.rangeStandardDeviation * o.sensors.rangeStandardDeviation,
                                             residualIntensity: o.channelSounding.distanceResidualAccelerationIntensity,
-                                            freeIntensity: o.motion.accelerationIntensity, minimumInterval: o.sensors.minimumFusionInterval)
+                                            freeIntensity: o.motion.accelerationIntensity, minimumInterval: o.sensors.minimumFusionInterval,
+                                            filter: filter)
             out.append((t, truth(t), published))
             t += 0.3
         }
@@ -51,18 +53,21 @@ struct DistanceSmootherTests {
     @Test func aMultipathBurstMovesThePublishedDistanceLessThanItsRanges() {
         // Three ranges 1.2 m long at 10–10.6 s (a reflection), the tag still. In the median of
         // ten seeds the published distance moves less than 0.2 m; with every range weighed as
-        // line of sight (no multipath or outlier term) it moves more.
-        func worst(_ density: RangeErrorDensity) -> Double {
+        // Gaussian and line of sight (no Student-t tails, no multipath term) it moves more.
+        func worst(_ density: RangeErrorDensity, degreesOfFreedom: Double) -> Double {
+            var filter = Self.options.distanceFilter
+            filter.degreesOfFreedom = degreesOfFreedom
             var worst: [Double] = []
             for seed: UInt64 in 1...10 {
                 let updates = Self.run(seconds: 20, seed: seed, truth: { _ in 4 }, excess: { $0 >= 10 && $0 < 10.8 ? 1.2 : 0 },
-                                       reference: { _ in 4 }, density: density)
+                                       reference: { _ in 4 }, density: density, filter: filter)
                 worst.append(updates.filter { $0.t >= 10 }.map { abs($0.published! - $0.truth) }.max()!)
             }
             return Statistics.quantile(worst, 0.5)!
         }
-        let robust = worst(Self.options.rangeErrorDensity)
-        let gaussian = worst(RangeErrorDensity(outlierProbability: 0, outlierSpan: 1, excessProbability: 0, excessRange: 0...0))
+        let robust = worst(Self.options.rangeErrorDensity, degreesOfFreedom: Self.options.distanceFilter.degreesOfFreedom)
+        let gaussian = worst(RangeErrorDensity(outlierProbability: 0, outlierSpan: 1, excessProbability: 0, excessRange: 0...0),
+                             degreesOfFreedom: 1e9)
         #expect(robust < 0.2, "\(robust) m")
         #expect(gaussian > robust + 0.1, "\(gaussian) vs \(robust) m")
     }
@@ -120,10 +125,12 @@ struct DistanceSmootherTests {
 
     @Test func aCarriedTagsPublishedDistanceIsNoWorseThanItsRanges() {
         // `cs-carried` (picked up at 22 s, carried 3 s toward the user, no hint), seeds 1–8:
-        // while the tag moves, the published distance's median error is within 10 % of the
-        // raw ranges' (it stood 0.5 m off, twice theirs, before the smoother, which held the
-        // still estimate's distance until the trend test restarted it), and it lags the truth
-        // by at most 0.3 s in the median run.
+        // while the tag moves, the published distance's median error is within 25 % of the
+        // raw ranges' (it stood 0.5 m off, twice theirs, with the still estimate's distance
+        // alone, held until the trend test restarted it), and it lags the truth by at most
+        // 0.45 s in the median run of these eight (`accuracy` judges 0.3 s over 50): a motion
+        // is believed once two of three ranges agree on it, so the first range of a carry, like
+        // a lone short misreading, moves nothing.
         var raw: [Double] = [], published: [Double] = [], lags: [Double] = []
         for seed: UInt64 in 1...8 {
             let run = ScenarioRun(ScenarioCatalogue.channelSoundingCarried(seed: seed))
@@ -134,8 +141,117 @@ struct DistanceSmootherTests {
             }
         }
         let p = Statistics.quantile(published, 0.5)!, r = Statistics.quantile(raw, 0.5)!
-        #expect(p <= 1.1 * r, "published \(p) m vs raw \(r) m")
-        #expect(Statistics.quantile(lags, 0.5)! <= 0.3, "\(lags)")
+        #expect(p <= 1.25 * r, "published \(p) m vs raw \(r) m")
+        #expect(Statistics.quantile(lags, 0.5)! <= 0.45, "\(lags)")
+    }
+
+    // MARK: Real radios
+
+    /// A still tag 15 m away whose estimate says so, ranged at 2 Hz with σ 0.15 m; procedures
+    /// fail for 2 s, one range comes 3 m short, and 1.5 s of failures follow. The published
+    /// distance does not leave the estimate's: one range is not a walk, and the failures after
+    /// it are not crossed on the rate it suggested. (The filter alone, trusting the range after
+    /// the gap, steps most of the way to it and walks on.) Without an estimate the filter alone
+    /// is published; with no gap before the misreading it moves less than 0.4 m.
+    @Test func aShortMisreadingSetsOffNoImaginaryWalk() {
+        let o = Self.options
+        for (reference, gapBefore, limit) in [(15.0 as Double?, true, 0.01), (nil, false, 0.4)] {
+            var smoother = DistanceSmoother()
+            var noise = NoiseStream(seed: 4, source: "imaginary-walk")
+            var worst = 0.0
+            for k in 0..<80 {
+                let t = Double(k) * 0.5
+                var z: Double? = 15 + noise.gaussian(standardDeviation: 0.15)
+                if (gapBefore && (20..<24).contains(k)) || (25..<28).contains(k) { z = nil }
+                if k == 24 { z = 12 }
+                let published = smoother.update(at: t, range: z, reference: reference, generation: 0, density: o.rangeErrorDensity,
+                                                variance: o.rangeVariance(measured: 15), residualIntensity: o.channelSounding.distanceResidualAccelerationIntensity,
+                                                freeIntensity: o.motion.accelerationIntensity, minimumInterval: o.sensors.minimumFusionInterval,
+                                                filter: o.distanceFilter)
+                if k >= 10, let published { worst = max(worst, abs(published - 15)) }
+            }
+            #expect(worst < limit, "reference \(reference.map { "\($0)" } ?? "none"): \(worst) m")
+        }
+    }
+
+    /// Ranges three times noisier than configured (σ 1.14 m against 0.38 m), a still tag:
+    /// within 10 s (20 ranges) the learned σ is 2–4.5× the configured one, and the published
+    /// distance's p95 error is below 0.8× the raw ranges' (trusting them at 0.38 m, it
+    /// followed every one). Correlated errors (φ = 0.6) are seen as correlated, white ones not.
+    @Test func aNoisierRadioIsTrustedLessWithinSeconds() {
+        let o = Self.options
+        let sigma0 = o.sensors.rangeStandardDeviation
+        var raw: [Double] = [], published: [Double] = [], learned: [Double] = []
+        for seed: UInt64 in 1...10 {
+            var smoother = DistanceSmoother()
+            var noise = NoiseStream(seed: seed, source: "noisier-radio")
+            for k in 0..<120 {
+                let t = Double(k) * 0.5
+                let z = 8 + noise.gaussian(standardDeviation: 3 * sigma0)
+                let d = smoother.update(at: t, range: z, reference: nil, generation: 0, density: o.rangeErrorDensity,
+                                        variance: sigma0 * sigma0, residualIntensity: o.channelSounding.distanceResidualAccelerationIntensity,
+                                        freeIntensity: o.motion.accelerationIntensity, minimumInterval: o.sensors.minimumFusionInterval,
+                                        filter: o.distanceFilter)!
+                if k == 20 { learned.append(smoother.learnedVariance.squareRoot() / sigma0) }
+                if k >= 20 { raw.append(abs(z - 8)); published.append(abs(d - 8)) }
+            }
+        }
+        let scale = Statistics.quantile(learned, 0.5)!
+        #expect(scale > 2 && scale < 4.5, "learned σ \(scale) × the configured")
+        let p95 = Statistics.quantile(published, 0.95)!, r95 = Statistics.quantile(raw, 0.95)!
+        #expect(p95 < 0.8 * r95, "published p95 \(p95) m vs raw \(r95) m")
+        #expect(Statistics.quantile(published, 0.5)! <= Statistics.quantile(raw, 0.5)!)
+
+        func correlation(_ phi: Double) -> Double {
+            var smoother = DistanceSmoother()
+            var noise = NoiseStream(seed: 11, source: "correlated-radio")
+            var e = 0.0
+            var estimates: [Double] = []
+            for k in 0..<400 {
+                e = phi * e + (1 - phi * phi).squareRoot() * noise.gaussian(standardDeviation: 0.3)
+                _ = smoother.update(at: Double(k) * 0.5, range: 5 + e, reference: 5, generation: 0, density: o.rangeErrorDensity,
+                                    variance: 0.09, residualIntensity: 0.1, freeIntensity: 0.5, minimumInterval: 0, filter: o.distanceFilter)
+                if k >= 50 { estimates.append(smoother.errorCorrelation) }
+            }
+            return Statistics.mean(estimates)!
+        }
+        let correlated = correlation(0.6), white = correlation(0)
+        #expect(correlated > white + 0.15, "φ̂ \(correlated) for φ = 0.6, \(white) for white errors")
+    }
+
+    /// A range that repeats the last one to the bit (a stale value passed on again) is not
+    /// fused: the filter ends where a failed procedure would have left it.
+    @Test func aStaleRepeatIsNoNewInformation() {
+        let o = Self.options
+        func feed(_ second: Double?) -> DistanceSmoother {
+            var smoother = DistanceSmoother()
+            for (k, z) in [4.0, 4.1, 3.95, 4.2, second].enumerated() {
+                _ = smoother.update(at: Double(k) * 0.5, range: z, reference: nil, generation: 0, density: o.rangeErrorDensity,
+                                    variance: 0.09, residualIntensity: 0.1, freeIntensity: 0.5, minimumInterval: 0, filter: o.distanceFilter)
+            }
+            return smoother
+        }
+        let stale = feed(4.2), failed = feed(nil), fresh = feed(4.25)
+        #expect(stale.distance == failed.distance && stale.learnedVariance == failed.learnedVariance)
+        #expect(fresh.learnedVariance != failed.learnedVariance)
+    }
+
+    /// The radio profiles of real Channel Sounding logs, still tag (seeds 1–9: 5 m to 45 m):
+    /// the round-trip-time radio's published distance has a p95 error below 0.85× its ranges'
+    /// (it was 2.3× theirs with the noise taken as configured, and tens of metres wrong at the worst),
+    /// and the inverse-FFT radio's p99 is below its ranges' (its short misreadings set off no
+    /// walk).
+    @Test func realRadioProfilesPublishADistanceNoWorseThanTheirRanges() {
+        for (model, stem, quantile, share) in [(ChannelSoundingModel.roundTripTime, "cs-rtt", 0.95, 0.85),
+                                               (ChannelSoundingModel.inverseFFT, "cs-ifft", 0.99, 1.0)] {
+            var raw: [Double] = [], published: [Double] = []
+            for seed: UInt64 in 1...9 {
+                let run = ScenarioRun(ScenarioCatalogue.channelSoundingProfileStill(seed: seed, stem: stem, model: model))
+                for pair in run.pairedDistanceErrors { raw.append(pair.raw); published.append(pair.published) }
+            }
+            let p = Statistics.quantile(published, quantile)!, r = Statistics.quantile(raw, quantile)!
+            #expect(p < share * r, "\(stem): published \(p) m vs raw \(r) m at p\(Int(quantile * 100))")
+        }
     }
 
     @Test func theLagIsTheShiftThatAlignsThePublishedDistanceWithTheTruth() throws {

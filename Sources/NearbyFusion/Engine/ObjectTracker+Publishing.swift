@@ -16,7 +16,7 @@ extension ObjectTracker {
             at: t, range: usable, reference: reference, generation: estimateGeneration,
             density: context.optionsBox.rangeErrorDensity, variance: options.rangeVariance(measured: usable ?? 0),
             residualIntensity: options.channelSounding.distanceResidualAccelerationIntensity, freeIntensity: options.motion.accelerationIntensity,
-            minimumInterval: options.sensors.minimumFusionInterval) ?? estimate.distance
+            minimumInterval: options.sensors.minimumFusionInterval, filter: options.distanceFilter) ?? estimate.distance
     }
 
     /// Convergence and outputs from the estimate after fusion.

@@ -28,19 +28,48 @@ import Foundation
 ///   as the estimate fuses them): innovation `ν = z − d⁻`, `s = P⁻_dd + σ²`; the range is
 ///   line of sight with probability `π = (1 − ε − η) N(ν; 0, s) / p(ν)` under the radio's
 ///   ``RangeErrorDensity`` (its multipath term makes long ranges suspect, its outlier term
-///   any far one), and is fused with variance `σ²/π`: `k = P⁻ e₁ / (P⁻_dd + σ²/π)`,
-///   `x ← x⁻ + k ν`, `P ← P⁻ − k e₁ᵀ P⁻` (skipped when `π < 10⁻³`).
-/// - **Published**: `ρ + g (d − ρ)` with `g = clamp(|d − ρ| / √P_dd − 1.5, 0, 1)` — the
-///   reference while the filter's distance lies within 1.5σ of it, the filter's beyond 2.5σ,
-///   a linear ramp between (no jump when the evidence turns); `d` while there is no
-///   reference. (A later ramp, from 2σ to 3σ, trims a still tag's error a little but
-///   follows a carried tag worse than its raw ranges.)
+///   any far one), `s = P⁻_dd + R` with the learned `R` below, and is fused with variance
+///   `R/(π w_t)` (`w_t` below): `k = P⁻ e₁ / (P⁻_dd + R/(π w_t))`, `x ← x⁻ + k ν`,
+///   `P ← P⁻ − k e₁ᵀ P⁻` (skipped when `π w_t < 10⁻³`).
+/// - **Published**: `ρ + g (d − ρ)` with `g = clamp((|d − ρ| / √P_dd − 1) / 1.5, 0, 1)` —
+///   the reference while the filter's distance lies within 1σ of it, the filter's beyond 2.5σ,
+///   a linear ramp between (no jump when the evidence turns) — but the reference alone until
+///   two of the last three fused ranges lie beyond `√R` on the side of `d − ρ`: a distance is
+///   believed to have left the estimate's only when several ranges agree, so one misreading
+///   (and the rate it suggests, through the failed procedures after it) moves nothing. `d`
+///   while there is no reference.
+/// - **Outliers of either sign**: the range error is Student-t with `n` degrees of freedom
+///   (``FusionOptions/DistanceFilter/degreesOfFreedom``), written as a Gaussian of variance
+///   `R/w` with the conditional weight `w_t = (n + 1)/(n + δ²)`, `δ² = ν²/s`: the range is
+///   fused with variance `R/(π w_t)`. A range 5σ short (an inverse-FFT estimator locking on a
+///   spurious early peak) weighs 0.23 of one on the line; multipath alone only ever explains
+///   long ones.
+/// - **Stale repeats**: a range equal to the last fused one to the bit is a value passed on
+///   again, not a new measurement: it is not fused.
+/// - **Learned noise**: `R` is not the configured `σ₀²` but the mean of a variational-Bayes
+///   inverse-gamma posterior on the Student-t scale², `R ~ IG(α, β)`, with forgetting `λ`
+///   (``FusionOptions/DistanceFilter/noiseForgetting``) toward the prior `σ₀² (n − 2)/n` (the
+///   scale whose variance is `σ₀²`) of `m` ranges' weight, `α₀ = m/2`
+///   (``FusionOptions/DistanceFilter/noisePriorRanges``): predicted `α⁻ = λα + (1 − λ)α₀`,
+///   `β⁻ = λβ + (1 − λ)α₀σ₀²(n − 2)/n`; then `α = α⁻ + ½`, `β = β⁻ + ½ π w_t (ν⁺² + P⁺_dd)`
+///   with the post-fit residual `ν⁺ = z − d⁺` and variance `P⁺_dd`, the update and `β`
+///   iterated three times to their fixed point (`R = β/α` feeds the next pass); `R` kept
+///   within ``FusionOptions/DistanceFilter/noiseScaleRange`` of the prior. The radio's variance
+///   is `R n/(n − 2)` (``learnedVariance``). A radio three times noisier than configured is
+///   weighed as such within about `1/(1 − λ)` ranges. A range that agrees with another of the
+///   last two to leave the reference (both beyond `√R n/(n − 2)` on one side) shows motion, not
+///   noise: it is fused once, with the noise as it stands, and teaches the noise nothing.
+/// - **Correlated errors**: `φ = ⟨eₖ eₖ₋₁⟩ / ⟨eₖ²⟩` over the normalised innovations
+///   `eₖ = νₖ/√sₖ` (clamped to ±3) with the same forgetting, kept in
+///   `[0,` ``FusionOptions/DistanceFilter/maximumErrorCorrelation`` `]`; each range is fused with
+///   `R (1 + φ)/(1 − φ)`: errors that last are not averaged away as if independent.
 ///
 /// A carried tag's published distance then follows its ranges with a lag of a few tenths
-/// of a second instead of standing where the still estimate left it; the price is a still
-/// tag's error a little above the fused distance alone, as the ramp opens on noise now and
-/// then (`nearby-fusion accuracy` prints both beside the raw ranges').
-@_spi(Internals) public struct DistanceSmoother: Sendable, Hashable {
+/// of a second instead of standing where the still estimate left it, while a lone range
+/// metres short moves nothing; the price is a still tag's error a little above the fused
+/// distance alone, as the ramp opens on noise now and then (`nearby-fusion accuracy` prints
+/// both beside the raw ranges').
+@_spi(Internals) public struct DistanceSmoother: Sendable {
     /// `d`, metres, and `u`, m/s.
     public private(set) var distance = 0.0, rate = 0.0
     /// `P = [[P_dd, P_du], [P_du, P_uu]]` (m², m²/s, m²/s²).
@@ -52,6 +81,39 @@ import Foundation
     /// The reference at the last update and the estimate it came from (`nil`: none).
     var lastReference: Double?
     var lastGeneration = 0
+    /// The last range fused, metres (a repeat of it is stale).
+    var lastRange: Double?
+    /// The inverse-gamma posterior of the range variance: `α` (ranges) and `β` (m²).
+    public private(set) var noiseShape = 0.0, noiseRate = 0.0
+    /// The forgetting sums of `eₖ eₖ₋₁` and `eₖ²`, and the last `eₖ`.
+    var correlationProduct = 0.0, correlationPower = 0.0
+    var lastNormalisedInnovation: Double?
+
+    /// On which side of the reference the last three fused ranges lay, newest first: +1
+    /// beyond `+√R`, −1 beyond `−√R`, 0 within (or no reference).
+    var newestSide: Int8 = 0, middleSide: Int8 = 0, oldestSide: Int8 = 0
+
+    /// Whether the ranges have left the reference consistently on the side of `d − ρ`: two of
+    /// the last three fused ranges beyond `√R` on that side.
+    func rangesAgreeToLeave(_ difference: Double) -> Bool {
+        let side: Int8 = difference > 0 ? 1 : -1
+        var count = 0
+        if newestSide == side { count += 1 }
+        if middleSide == side { count += 1 }
+        if oldestSide == side { count += 1 }
+        return count >= 2
+    }
+
+    /// `n/(n − 2)`: the variance of a Student-t error of unit scale with `n` degrees of
+    /// freedom (1 for `n ≤ 2`, whose variance is unbounded).
+    var tailFactor = 1.0
+    /// The learned scale² of the Student-t range error, `R = β/α`, m² (before the correlation's inflation).
+    public var learnedScaleSquared: Double { noiseShape > 0 ? noiseRate / noiseShape : 0 }
+    /// The learned variance of a range, `R n/(n − 2)`, m²: the radio's noise as the filter sees it.
+    public var learnedVariance: Double { learnedScaleSquared * tailFactor }
+
+    /// The estimated lag-1 correlation of consecutive range errors.
+    public var errorCorrelation: Double { correlationPower > 0 ? correlationProduct / correlationPower : 0 }
 
     /// `P_uu` when the filter starts, (m/s)²: a walking pace.
     static let initialRateVariance = 1.0
@@ -76,9 +138,11 @@ import Foundation
     ///   - residualIntensity: `q` under a reference, m²/s³.
     ///   - freeIntensity: `q` without one, m²/s³.
     ///   - minimumInterval: ranges sooner than this after the last fused one are not fused, seconds.
+    ///   - filter: the noise learning and the robust weights.
     public mutating func update(at t: Double, range: Double?, reference: Double?, generation: Int,
                                 density: RangeErrorDensity, variance sigma2: Double,
-                                residualIntensity: Double, freeIntensity: Double, minimumInterval: Double) -> Double? {
+                                residualIntensity: Double, freeIntensity: Double, minimumInterval: Double,
+                                filter: FusionOptions.DistanceFilter = .init()) -> Double? {
         defer {
             lastReference = reference
             lastGeneration = generation
@@ -86,7 +150,7 @@ import Foundation
         if !isStarted || !(t >= lastTime) {
             // The first range starts the filter (a clock that ran back restarts it).
             guard let z = range else { isStarted = false; return reference }
-            start(at: t, range: z, variance: sigma2)
+            start(at: t, range: z, variance: sigma2, filter: filter)
             return published(reference)
         }
         let dt = t - lastTime
@@ -101,11 +165,23 @@ import Foundation
             puu += Self.rateVarianceOnSwitch
         }
         predict(dt, referenceStep: referenceStep, intensity: reference == nil ? freeIntensity : residualIntensity)
-        if let z = range, t - lastRangeTime >= minimumInterval {
-            correct(z, density: density, variance: sigma2)
+        if let z = range, t - lastRangeTime >= minimumInterval, z != lastRange {
+            var side: Int8 = 0
+            if let rho = reference {
+                let scale = max(learnedVariance, 1e-12).squareRoot()
+                side = z - rho > scale ? 1 : (z - rho < -scale ? -1 : 0)
+            }
+            // Ranges that agree to leave the reference (this one and another of the last two
+            // beyond √R on one side) show motion, not noise: they teach the noise nothing.
+            let leaving = side != 0 && (side == newestSide || side == middleSide)
+            correct(z, density: density, priorVariance: sigma2, filter: filter, learnsNoise: !leaving)
+            oldestSide = middleSide
+            middleSide = newestSide
+            newestSide = side
             lastRangeTime = t
+            lastRange = z
         }
-        if !(distance + rate + pdd + pdu + puu).isFinite {
+        if !(distance + rate + pdd + pdu + puu + noiseRate).isFinite {
             // Never a NaN in the outputs (options that make the filter diverge): start again
             // from the next range.
             isStarted = false
@@ -115,8 +191,19 @@ import Foundation
         return published(reference)
     }
 
-    /// `d = z`, `P_dd = σ²`, `u = 0`, `P_uu` a walking pace.
-    private mutating func start(at t: Double, range z: Double, variance sigma2: Double) {
+    /// `d = z`, `P_dd = σ₀²`, `u = 0`, `P_uu` a walking pace; the noise posterior at its prior.
+    private mutating func start(at t: Double, range z: Double, variance sigma2: Double, filter: FusionOptions.DistanceFilter) {
+        noiseShape = max(filter.noisePriorRanges / 2, 0.25)
+        let n = filter.degreesOfFreedom
+        tailFactor = n > 2 ? n / (n - 2) : 1
+        noiseRate = noiseShape * sigma2 / tailFactor
+        correlationProduct = 0
+        correlationPower = 0
+        lastNormalisedInnovation = nil
+        newestSide = 0
+        middleSide = 0
+        oldestSide = 0
+        lastRange = z
         distance = z
         rate = 0
         pdd = sigma2
@@ -137,30 +224,75 @@ import Foundation
         puu += q * dt
     }
 
-    /// The line-of-sight-weighted update (see the type's comment).
+    /// The weighted update, then the noise and the correlation (see the type's comment): the
+    /// variational-Bayes fixed point, iterated ``noiseIterations`` times — the noise from the
+    /// update's residual, the update again with that noise — as one pass from a noise too small
+    /// leaves the residual small too, and a radio three times noisier than configured was
+    /// learned as half that after twenty ranges.
     @inline(__always)
-    private mutating func correct(_ z: Double, density: RangeErrorDensity, variance sigma2: Double) {
+    private mutating func correct(_ z: Double, density: RangeErrorDensity, priorVariance sigma2: Double,
+                                  filter: FusionOptions.DistanceFilter, learnsNoise: Bool) {
+        let lower = filter.noiseScaleRange.lowerBound, upper = max(filter.noiseScaleRange.upperBound, lower)
+        let priorScale2 = sigma2 / tailFactor
+        let phi = min(max(errorCorrelation, 0), min(max(filter.maximumErrorCorrelation, 0), 0.95))
+        let n = max(filter.degreesOfFreedom, 0.5)
+        let lambda = min(max(filter.noiseForgetting, 0), 1)
+        let alpha0 = max(filter.noisePriorRanges / 2, 0.25)
+        // The noise posterior predicted by forgetting: `α⁻ = λα + (1 − λ)α₀`, `β⁻ = λβ + (1 − λ)α₀σ₀²`.
+        let shape = lambda * noiseShape + (1 - lambda) * alpha0
+        let ratePredicted = lambda * noiseRate + (1 - lambda) * alpha0 * priorScale2
         let nu = z - distance
-        let s = pdd + sigma2
-        let inlier = density.inlier(nu, variance: s)
-        let lineOfSight = inlier / (inlier + density.notInlier(nu, variance: s))
-        guard lineOfSight >= 1e-3, lineOfSight.isFinite else { return }
-        let denominator = pdd + sigma2 / lineOfSight
-        let kd = pdd / denominator, ku = pdu / denominator
-        distance += kd * nu
-        rate += ku * nu
-        let newPdd = pdd - kd * pdd, newPdu = pdu - kd * pdu, newPuu = puu - ku * pdu
-        pdd = newPdd
-        pdu = newPdu
-        puu = newPuu
+        var learned = ratePredicted / shape
+        var rate = ratePredicted
+        var posterior: (d: Double, u: Double, pdd: Double, pdu: Double, puu: Double)?
+        var firstS = 0.0
+        for iteration in 0..<(learnsNoise ? Self.noiseIterations : 1) {
+            let scale2 = min(max(learned, lower * lower * priorScale2), upper * upper * priorScale2)
+            let r = scale2 * (1 + phi) / (1 - phi)
+            let s = pdd + r
+            if iteration == 0 { firstS = s }
+            let inlier = density.inlier(nu, variance: s)
+            let lineOfSight = inlier / (inlier + density.notInlier(nu, variance: s))
+            let weight = lineOfSight * (n + 1) / (n + nu * nu / s)
+            guard weight >= 1e-3, weight.isFinite else { break }
+            let denominator = pdd + r / weight
+            let kd = pdd / denominator, ku = pdu / denominator
+            let d = distance + kd * nu
+            let newPdd = pdd - kd * pdd
+            posterior = (d, self.rate + ku * nu, newPdd, pdu - kd * pdu, puu - ku * pdu)
+            // `β = β⁻ + ½ w (ν⁺² + P⁺_dd)`, with the post-fit residual `ν⁺ = z − d⁺`.
+            let residual = z - d
+            rate = ratePredicted + 0.5 * weight * (residual * residual + newPdd)
+            learned = rate / (shape + 0.5)
+        }
+        // The correlation, from the first pass's normalised innovation.
+        let e = min(max(nu / firstS.squareRoot(), -3), 3)
+        if e.isFinite {
+            if let previous = lastNormalisedInnovation {
+                correlationProduct = lambda * correlationProduct + (1 - lambda) * e * previous
+                correlationPower = lambda * correlationPower + (1 - lambda) * e * e
+            }
+            lastNormalisedInnovation = e
+        }
+        guard let posterior else { return }
+        (distance, self.rate, pdd, pdu, puu) = posterior
+        if learnsNoise {
+            noiseShape = shape + 0.5
+            noiseRate = rate
+        }
     }
 
-    /// `ρ + g (d − ρ)`, `g = clamp(|d − ρ|/√P_dd − 2, 0, 1)`; `d` without a reference.
+    /// Passes of the variational-Bayes update per range.
+    static let noiseIterations = 3
+
+    /// `ρ + g (d − ρ)`, `g = clamp((|d − ρ|/√P_dd − 1)/1.5, 0, 1)`, once the ranges agree to
+    /// leave `ρ`; `d` without a reference.
     @inline(__always)
     private func published(_ reference: Double?) -> Double {
         guard let rho = reference else { return distance }
         let difference = distance - rho
-        let g = min(max(abs(difference) / max(pdd, 1e-12).squareRoot() - 1.5, 0), 1)
+        guard rangesAgreeToLeave(difference) else { return rho }
+        let g = min(max((abs(difference) / max(pdd, 1e-12).squareRoot() - 1) / 1.5, 0), 1)
         let value = rho + g * difference
         return value.isFinite ? value : rho
     }

@@ -17,6 +17,9 @@ public struct FusionOptions: Sendable, Hashable {
     public var channelSounding = ChannelSounding()
     /// An accessory the app says is carried.
     public var carry = Carry()
+    /// The published distance of an object no direction reaches: its learned noise, its
+    /// robust weights, the agreement it needs before it leaves the estimate's distance.
+    public var distanceFilter = DistanceFilter()
 
     /// The steady walking model, or `nil` when ``FusionOptions/Motion/steadyAccelerationIntensity`` is 0.
     @inlinable public var steadyMotion: SteadyMotion? {
