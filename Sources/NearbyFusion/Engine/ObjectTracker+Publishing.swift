@@ -19,6 +19,23 @@ extension ObjectTracker {
             minimumInterval: options.sensors.minimumFusionInterval, filter: options.distanceFilter) ?? estimate.distance
     }
 
+    /// The motion that resolves the bearing soonest (`MotionGuidance.best`), computed afresh
+    /// at most once per ``FusionOptions/Coaching/guidanceInterval``: ranges come at the radio's
+    /// measured rate over ``FusionOptions/Coaching/guidanceWalkingSpeed``.
+    mutating func currentGuidance(at t: Double, antennaInWorld: Vector3, worldFromDevice: Quaternion,
+                                  options: FusionOptions) -> MotionGuidance? {
+        if t - guidanceTime >= options.coaching.guidanceInterval || t < guidanceTime {
+            let interval = max(meanRangeInterval ?? 0.2, 1e-3)
+            let rangesPerMetre = 1 / (interval * max(options.coaching.guidanceWalkingSpeed, 0.05))
+            guidance = MotionGuidance.best(mixture: mixture, antennaInWorld: antennaInWorld, worldFromDevice: worldFromDevice,
+                                           rangeVariance: options.rangeVariance(measured: fusedDistance(from: antennaInWorld)),
+                                           rangesPerMetre: rangesPerMetre,
+                                           threshold: options.coaching.horizontalAngleThreshold)
+            guidanceTime = t
+        }
+        return guidance
+    }
+
     /// Convergence and outputs from the estimate after fusion.
     mutating func publish(into estimate: inout NearbyObjectEstimate, at t: Double, pose devicePose: DevicePose,
                                   antennaInWorld: Vector3, context: Context, options: FusionOptions) {
@@ -81,6 +98,13 @@ extension ObjectTracker {
             }
         }
         if phase == .tracking, horizontalAvailable { estimate.velocity = publishedVelocity }
+        if !horizontalAvailable, options.coaching.guidanceInterval > 0 {
+            estimate.guidance = currentGuidance(at: t, antennaInWorld: antennaInWorld, worldFromDevice: devicePose.worldFromDevice,
+                                                options: options)
+        } else {
+            guidance = nil
+            guidanceTime = -.infinity
+        }
         if ranging == .bluetoothChannelSounding {
             // The fused range, outliers removed: the weighted distance of the hypotheses (the
             // mixture's mean lies inside the range sphere while it is still spread over it).

@@ -73,7 +73,13 @@ extension ObjectTracker {
         // (four copies per update were 2.5 % of a steady-state update's instructions).
         let options = context.options
         let antennaInWorld = devicePose.positionInWorld + devicePose.worldFromDevice.rotate(options.sensors.antennaOffsetInDevice)
-        if let r = rawDistance, r <= options.coaching.maximumRange { lastUsableRangeTime = t }
+        if let r = rawDistance, r <= options.coaching.maximumRange {
+            if let last = lastUsableRangeTime, t > last {
+                let interval = t - last
+                meanRangeInterval = meanRangeInterval.map { 0.9 * $0 + 0.1 * interval } ?? interval
+            }
+            lastUsableRangeTime = t
+        }
         // At most one fused update per `minimumFusionInterval`: a faster radio repeats errors
         // that last longer than its interval, and would be counted as independent. (A time
         // before the last fused one — an API caller's clock restarted — is fused.)

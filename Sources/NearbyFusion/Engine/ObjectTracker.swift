@@ -71,6 +71,13 @@ struct ObjectTracker: Sendable {
     /// Time of the last usable range the radio reported (valid, and within
     /// ``FusionOptions/Coaching/maximumRange``; fused or not), seconds.
     var lastUsableRangeTime: Double?
+    /// The mean interval between usable ranges, seconds (an exponential average over about
+    /// ten): the radio's rate, which sets how many ranges a step of guidance brings.
+    var meanRangeInterval: Double?
+    /// The guidance last computed, and when (it is computed afresh at most once per
+    /// ``FusionOptions/Coaching/guidanceInterval``).
+    var guidance: MotionGuidance?
+    var guidanceTime = -Double.infinity
     /// Time of the last update that was fused (``FusionOptions/Sensors/minimumFusionInterval``),
     /// seconds.
     var lastFusionTime: Double?
@@ -146,6 +153,9 @@ struct ObjectTracker: Sendable {
         carryOrigin = nil
         removed = true
         lastUsableRangeTime = nil
+        meanRangeInterval = nil
+        guidance = nil
+        guidanceTime = -.infinity
         lastFusionTime = nil
         firstUpdateTime = nil
         hasConverged = false

@@ -31,6 +31,11 @@ public struct NearbyObjectEstimate: Sendable, Hashable {
     /// What the engine knows of the object's motion (the app's hint when it gave one); `nil`
     /// when camera assistance is off (the estimate format's `motion`).
     public var motion: MotionActivityState?
+    /// Which way to move the device, and how far, to resolve the object's bearing soonest
+    /// (beyond Nearby Interaction, whose reasons say only what is missing); `nil` once the
+    /// horizontal angle is published, before any estimate, when camera assistance is off, and
+    /// unless ``FusionOptions/Coaching/guidanceInterval`` asks for it.
+    public var guidance: MotionGuidance?
 
     /// An estimate with the given outputs (each `nil` when not available).
     public init(timestamp: Double, objectID: String, distance: Double? = nil, direction: Vector3? = nil,

@@ -1,0 +1,75 @@
+import Foundation
+@_spi(Internals) import NearbyFusion
+import NearbyFusionEvaluation
+import NearbyFusionSimulation
+import Testing
+
+@Suite("guidance: where to move, and how far")
+struct MotionGuidanceTests {
+    static func mixture(_ hypotheses: [(weight: Double, mean: Vector3, covariance: Matrix3)]) -> PositionMixture {
+        var m = PositionMixture(capacity: 16)
+        m.reset(hypotheses.map { PositionHypothesis(logWeight: log($0.weight), meanInWorld: $0.mean, covariance: $0.covariance) })
+        return m
+    }
+
+    /// A distance-only object after a sweep along the world's x axis: two mirror images
+    /// across the line travelled, 4 m in front and 4 m behind, each known to 5 cm. Ranges
+    /// along x cannot tell them apart; a step forward or back can, and is advised — the
+    /// shortest that separates them, at σ 0.06 m ranges well under a metre.
+    @Test func aMirrorAcrossTheLineTravelledAsksForAStepOffIt() throws {
+        let small = 0.0025 * Matrix3.identity
+        let m = Self.mixture([(0.5, Vector3(2, 0, -4), small), (0.5, Vector3(2, 0, 4), small)])
+        let g = try #require(MotionGuidance.best(mixture: m, antennaInWorld: .zero, worldFromDevice: .identity,
+                                                 rangeVariance: 0.06 * 0.06, rangesPerMetre: 10, threshold: Angle.radians(degrees: 3)))
+        #expect(g.direction == .forward || g.direction == .back, "\(g)")
+        #expect(g.distanceMetres <= 1, "\(g)")
+        #expect(g.expectedBearingStandardDeviation <= Angle.radians(degrees: 3))
+        // Along the line travelled the mirror stays: the expected spread is the whole 127°.
+        let along = MotionGuidance.expectedBearingVariance(mixture: m, start: .zero, step: Vector3(0.1, 0, 0), count: 10,
+                                                           rangeVariance: 0.06 * 0.06)
+        #expect(along.squareRoot() > 1, "\(along.squareRoot()) rad")
+    }
+
+    /// One hypothesis 5 m ahead whose position is uncertain across the line of sight (σ 1 m
+    /// along x, 5 cm along it): a step toward it tells nothing across; a step to the side
+    /// does. The advice is left or right; turned by 90° (the device facing +x) the same world
+    /// motion is forward or back, and the displacement is given in the device's frame.
+    @Test func aBearingUncertainAcrossTheLineOfSightAsksForASidewaysStep() throws {
+        let covariance = Matrix3(1, 0, 0, 0, 0.0025, 0, 0, 0, 0.0025)
+        let m = Self.mixture([(1, Vector3(0, 0, -5), covariance)])
+        let facingAhead = try #require(MotionGuidance.best(mixture: m, antennaInWorld: .zero, worldFromDevice: .identity,
+                                                           rangeVariance: 0.01, rangesPerMetre: 10, threshold: Angle.radians(degrees: 3)))
+        #expect(facingAhead.direction == .left || facingAhead.direction == .right, "\(facingAhead)")
+        #expect(abs(facingAhead.displacementInDevice.x) > 0.99 * facingAhead.distanceMetres)
+        // The device yawed 90° to the right (its −z, forward, is the world's +x).
+        let turned = Quaternion(x: 0, y: -sin(Double.pi / 4), z: 0, w: cos(Double.pi / 4))
+        #expect((turned.rotate(Vector3(0, 0, -1)) - Vector3(1, 0, 0)).length < 1e-9)
+        let facingRight = try #require(MotionGuidance.best(mixture: m, antennaInWorld: .zero, worldFromDevice: turned,
+                                                           rangeVariance: 0.01, rangesPerMetre: 10, threshold: Angle.radians(degrees: 3)))
+        #expect(facingRight.direction == .forward || facingRight.direction == .back, "\(facingRight)")
+        #expect(abs(facingRight.displacementInDevice.z) > 0.99 * facingRight.distanceMetres)
+    }
+
+    /// A position already known to the threshold is advised nothing longer than needed: no
+    /// motion reduces its bearing variance by a tenth beyond what it has, or the shortest step does.
+    @Test func anEstimateAlreadyResolvedIsAdvisedNoLongMotion() {
+        let m = Self.mixture([(1, Vector3(0, 0, -5), 0.0001 * Matrix3.identity)])
+        let g = MotionGuidance.best(mixture: m, antennaInWorld: .zero, worldFromDevice: .identity,
+                                    rangeVariance: 0.01, rangesPerMetre: 10, threshold: Angle.radians(degrees: 3))
+        #expect(g == nil || g!.distanceMetres == MotionGuidance.candidateLengths[0], "\(String(describing: g))")
+    }
+
+    /// In the engine: a distance-only watch gets guidance while it has no angle, none once the
+    /// angle is published, and every step advised is at most 2 m; none unless asked for.
+    @Test func theEnginePublishesGuidanceUntilTheAngle() {
+        #expect(ScenarioRun(ScenarioCatalogue.distanceOnly(seed: 1)).updates.allSatisfy { $0.estimate.guidance == nil })
+        var options = FusionOptions()
+        options.coaching.guidanceInterval = 1
+        let run = ScenarioRun(ScenarioCatalogue.distanceOnly(seed: 1), options: options)
+        let withGuidance = run.updates.filter { $0.estimate.guidance != nil }
+        #expect(!withGuidance.isEmpty)
+        #expect(run.updates.allSatisfy { $0.estimate.horizontalAngle == nil || $0.estimate.guidance == nil })
+        #expect(withGuidance.allSatisfy { $0.estimate.guidance!.distanceMetres <= 2 })
+        #expect(run.updates.contains { $0.estimate.horizontalAngle != nil })
+    }
+}
