@@ -15,6 +15,12 @@ enum ReplayReport {
         }
     }
 
+    /// "move forward 0.75 m (bearing σ 2.1° after)", or "none".
+    static func guidanceText(_ g: MotionGuidance?) -> String {
+        guard let g else { return "none" }
+        return "move \(g.direction.rawValue) \(f(g.distanceMetres)) m (bearing σ \(f(Angle.degrees(radians: g.expectedBearingStandardDeviation), 1))° after)"
+    }
+
     static func text(_ s: ReplaySummary) -> String {
         var out = ""
         let t0 = s.firstTime ?? 0
@@ -53,6 +59,10 @@ enum ReplayReport {
             if !o.coachingTimeline.isEmpty {
                 out += "  coaching timeline\n"
                 for (t, status) in o.coachingTimeline { out += "    \(f(t - t0, 1).leftPadded(6)) s  \(statusText(status))\n" }
+            }
+            if !o.guidanceTimeline.isEmpty {
+                out += "  guidance\n"
+                for (t, g) in o.guidanceTimeline { out += "    \(f(t - t0, 1).leftPadded(6)) s  \(guidanceText(g))\n" }
             }
         }
         return out

@@ -136,9 +136,9 @@ struct BenchAndFormatTests {
         #expect(result.status == 0)
         let rows = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
         #expect(rows.first?.hasPrefix("t,object,distance,direction_x,") == true)
-        #expect(rows.allSatisfy { $0.split(separator: ",", omittingEmptySubsequences: false).count == 26 })
+        #expect(rows.allSatisfy { $0.split(separator: ",", omittingEmptySubsequences: false).count == 28 })
         // The session-level row: empty object, lighting reason.
-        #expect(rows.contains { $0.contains(",,") && $0.hasSuffix("notConverged,insufficientLighting") })
+        #expect(rows.contains { $0.contains(",,") && $0.hasSuffix("notConverged,insufficientLighting,,") })
     }
 
     @Test func progressBarOnlyOnATerminal() throws {

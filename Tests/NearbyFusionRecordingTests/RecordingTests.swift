@@ -188,7 +188,7 @@ struct RecordingTests {
             timestamp: 3.2, objectID: "tag", distance: 3.18, direction: Vector3(0, 0, -1), horizontalAngle: 0.081,
             verticalDirectionEstimate: .same, worldTransform: WorldTransform(translation: Vector3(1.02, 0.47, -2.97)),
             convergence: AlgorithmConvergence(status: .converged))
-        #expect(JSONLines.line(estimate) == #"{"t":3.2,"object":"tag","distance":3.18,"direction":[0,0,-1],"horizontalAngle":0.081,"verticalDirectionEstimate":"same","worldTransform":[1,0,0,0,0,1,0,0,0,0,1,0,1.02,0.47,-2.97,1],"convergence":{"status":"converged","reasons":[]},"velocity":null,"motion":null}"#)
+        #expect(JSONLines.line(estimate) == #"{"t":3.2,"object":"tag","distance":3.18,"direction":[0,0,-1],"horizontalAngle":0.081,"verticalDirectionEstimate":"same","worldTransform":[1,0,0,0,0,1,0,0,0,0,1,0,1.02,0.47,-2.97,1],"convergence":{"status":"converged","reasons":[]},"velocity":null,"motion":null,"guidance":null}"#)
         let withheld = NearbyObjectEstimate(timestamp: 1, objectID: "tag", distance: 4,
                                             convergence: AlgorithmConvergence(status: .notConverged([.insufficientVerticalSweep, .insufficientMovement])))
         let value = try JSONLineParser.parse(JSONLines.line(withheld))

@@ -1,8 +1,8 @@
 import Foundation
 
-/// Which way to move the device, and how far, so that an object's bearing is resolved
-/// soonest — an extension of this framework beside Nearby Interaction's convergence reasons,
-/// which say what is missing but not where to go.
+/// Which way to move the device, and how far, so that an object's `horizontalAngle` is
+/// published soonest — an extension of this framework beside Nearby Interaction's
+/// convergence reasons, which say what is missing but not where to go.
 ///
 /// Published while the object has no `horizontalAngle` and a position estimate exists
 /// (``NearbyObjectEstimate/guidance``), `nil` once the angle is published.
@@ -21,7 +21,7 @@ public struct MotionGuidance: Sendable, Hashable {
     /// expressed in the device's axes at the time of the advice.
     public var displacementInDevice: Vector3
     /// The standard deviation of the object's bearing the motion is expected to leave,
-    /// radians (``MotionGuidance/expectedBearingVariance(mixture:path:rangeVariance:)``).
+    /// radians (``MotionGuidance/expectedUncertainty(mixture:start:step:count:rangeVariance:across:minimumWeight:)``).
     public var expectedBearingStandardDeviation: Double
 
     /// Advice to move `distanceMetres` toward `direction` (`displacementInDevice` the same, in the
@@ -36,15 +36,107 @@ public struct MotionGuidance: Sendable, Hashable {
 }
 
 extension MotionGuidance {
-    /// The step lengths considered, metres: the smallest that achieves the information is
-    /// advised, and none longer than 2 m.
-    public static let candidateLengths: [Double] = [0.25, 0.5, 0.75, 1.0, 1.5, 2.0]
+    /// What a motion is expected to leave of the estimate's uncertainty: the bearing's
+    /// variance, radians², and the largest variance of the horizontal position, m².
+    @_spi(Internals) public struct Uncertainty: Sendable, Hashable {
+        /// The bearing's variance, radians².
+        public var bearingVariance: Double
+        /// The horizontal position's variance across the line of sight, m².
+        public var horizontalPositionVariance: Double
 
-    /// The motion of the device, among the six directions × ``candidateLengths``, that most
-    /// reduces the bearing's expected variance: the shortest whose expected σ is within
-    /// `threshold` (radians), else the one with the least expected variance (the shorter on a
-    /// tie within 5 %). `nil` for an empty mixture, or when no motion is expected to reduce
-    /// the variance by a tenth.
+        /// The two variances (radians², m²).
+        public init(bearingVariance: Double, horizontalPositionVariance: Double) {
+            self.bearingVariance = bearingVariance
+            self.horizontalPositionVariance = horizontalPositionVariance
+        }
+
+        static let unknown = Uncertainty(bearingVariance: .infinity, horizontalPositionVariance: .infinity)
+
+        /// `max(V_ψ/θ², V_h/L²)`: 1 or less meets what the angle is published at (`θ` the
+        /// bearing threshold, radians; `L` the horizontal position threshold, metres, or `nil`
+        /// when the bearing alone is asked for).
+        func cost(threshold theta: Double, positionLimit: Double?) -> Double {
+            let bearing = bearingVariance / (theta * theta)
+            guard let l = positionLimit else { return bearing }
+            return max(bearing, horizontalPositionVariance / (l * l))
+        }
+    }
+
+    /// Directions the radio measures along the way (UWB inside its cone): `(I − uuᵀ)/(r²σ_d²)`
+    /// of information per measurement at a hypothesis inside the cone — a bearing fixes the
+    /// position across the line of sight.
+    @_spi(Internals) public struct Directions: Sendable, Hashable {
+        /// The device's forward axis (`−z`), world frame, held along the motion.
+        public var forwardInWorld: Vector3
+        /// `cos` of the cone's half-angle.
+        public var coneCosine: Double
+        /// The variance of one direction's angles, radians².
+        public var variance: Double
+
+        /// A radio measuring directions inside `halfAngle` (radians) of `forwardInWorld`, each angle with `variance` (radians²).
+        public init(forwardInWorld: Vector3, halfAngle: Double, variance: Double) {
+            self.forwardInWorld = forwardInWorld
+            self.coneCosine = cos(halfAngle)
+            self.variance = variance
+        }
+
+        /// The unit vector from `p` to `mean`, and whether it lies inside the cone.
+        @inline(__always)
+        func seen(_ mean: Vector3, from p: Vector3) -> (unit: Vector3, inside: Bool) {
+            let d = mean - p
+            let r = d.length
+            guard r > 1e-6 else { return (.zero, false) }
+            return ((1 / r) * d, d.dot(forwardInWorld) >= coneCosine * r)
+        }
+
+        /// What a direction measured from `p` tells two hypotheses apart, `Δ²` (radians²,
+        /// to be divided by `8σ_d²`): the squared angle between the two directions when both lie
+        /// inside the cone (`‖uᵢ − uⱼ‖²`), 1 when only one does — a direction present or absent
+        /// tells them apart — and 0 when neither does.
+        @inline(__always)
+        static func separation(_ a: (unit: Vector3, inside: Bool), _ b: (unit: Vector3, inside: Bool)) -> Double {
+            if a.inside && b.inside { return (a.unit - b.unit).lengthSquared }
+            return a.inside != b.inside ? 1 : 0
+        }
+
+        /// Adds the information of a direction from `p` at `mean` (divided by `variance` per measurement).
+        @inline(__always)
+        func addInformation(to information: inout Matrix3, mean: Vector3, from p: Vector3, measurementVariance v: Double) {
+            let d = mean - p
+            let r2 = d.lengthSquared
+            guard r2 > 1e-12 else { return }
+            let r = r2.squareRoot()
+            guard d.dot(forwardInWorld) >= coneCosine * r else { return }
+            let u = (1 / r) * d
+            information += (1 / (v * r2)) * (Matrix3.identity - Matrix3.outer(u, u))
+        }
+    }
+
+    /// The step lengths considered, metres: the smallest that achieves the information is
+    /// advised, and none longer than 2 m. Each is a whole number of ``pathSpacing``.
+    public static let candidateLengths: [Double] = [0.25, 0.5, 0.75, 1.0, 1.5, 2.0]
+    /// The spacing of the points a path is scored at, metres: each stands for the ranges of
+    /// its 0.25 m.
+    static let pathSpacing = 0.25
+    /// Points along the longest path.
+    static let pathPoints = 8
+    /// The least weight of a hypothesis the guidance weighs.
+    public static let minimumWeight = 0.01
+    /// The most hypotheses the guidance weighs: the heaviest.
+    static let maximumHypotheses = 12
+
+    /// The motion of the device, among the six directions × ``candidateLengths``, that
+    /// leaves the least of what withholds the angle — the bearing's variance against its
+    /// threshold and, unless the angle is published by its bearing alone, the horizontal
+    /// position's against its own (``Uncertainty``): the shortest that meets both, else
+    /// the one that comes closest (the shorter on a tie within 5 %). `nil` for an empty
+    /// mixture, or when no motion is expected to reduce that cost by a tenth.
+    ///
+    /// Each direction is scored along one path, its information and pair distances
+    /// accumulated point by point and read at each candidate length (``directionScores``),
+    /// over the heaviest ``maximumHypotheses`` holding at least ``minimumWeight``,
+    /// renormalised — or, when those hold less than half the weight (a fresh tiling), a
+    /// systematic sample of ``maximumHypotheses`` tiles. Allocates nothing.
     ///
     /// - Parameters:
     ///   - mixture: the position estimate `Σ wᵢ N(μᵢ, Pᵢ)`, world frame.
@@ -54,41 +146,126 @@ extension MotionGuidance {
     ///   - rangesPerMetre: how many ranges a metre of the motion brings (the radio's rate
     ///     over a walking pace).
     ///   - threshold: the bearing σ the angle is published at, radians.
+    ///   - positionLimit: the horizontal position σ it is published at, metres (`nil`: the
+    ///     bearing alone is asked for).
+    ///   - directions: the directions the radio measures along the way (`nil`: none).
+    ///   - previous: the direction advised last, kept while it does within 10 % as well.
     @_spi(Internals) public static func best(mixture: PositionMixture, antennaInWorld a: Vector3, worldFromDevice: Quaternion,
-                                             rangeVariance: Double, rangesPerMetre: Double, threshold: Double) -> MotionGuidance? {
-        guard !mixture.isEmpty, rangeVariance > 0, rangesPerMetre > 0 else { return nil }
-        // The heaviest ``maximumHypotheses`` (pairs cost their square), each holding at least ``minimumWeight``.
+                                             rangeVariance: Double, rangesPerMetre: Double, threshold: Double,
+                                             positionLimit: Double? = nil, directions: Directions? = nil,
+                                             previous: Direction? = nil) -> MotionGuidance? {
+        guard !mixture.isEmpty, rangeVariance > 0, rangesPerMetre > 0, threshold > 0 else { return nil }
         let floor = max(minimumWeight, BatchRefinement.heaviestWeight(rank: maximumHypotheses, in: mixture))
-        let now = expectedBearingVariance(mixture: mixture, start: a, step: .zero, count: 0, rangeVariance: rangeVariance,
-                                          minimumWeight: floor)
+        // Across the line of sight to the mixture's mean.
+        var mean = Vector3.zero
+        for h in mixture.hypotheses { mean += (mixture.count == 1 ? 1 : exp(h.logWeight)) * h.meanInWorld }
+        var along = Vector3(mean.x - a.x, 0, mean.z - a.z)
+        if along.lengthSquared < 1e-6 { along = Vector3(0, 0, -1) }
+        along = along.normalized
+        let across = Vector3(-along.z, 0, along.x)
+        let now = Selection(mixture, floor: floor).uncertainty(from: a, across: across)
+            .cost(threshold: threshold, positionLimit: positionLimit)
         guard now.isFinite else { return nil }
-        var best: (guidance: MotionGuidance, variance: Double)?
-        let threshold2 = threshold * threshold
-        for length in candidateLengths {
-            var shortestMeeting: (MotionGuidance, Double)?
-            for direction in Direction.allCases {
-                let unit = worldDirection(direction, worldFromDevice: worldFromDevice)
-                // At most ``maximumRangesPerPath`` ranges, each weighing as many as it stands for.
-                let ranges = max(1, Int((length * rangesPerMetre).rounded()))
-                let count = min(ranges, maximumRangesPerPath)
-                let variance = expectedBearingVariance(mixture: mixture, start: a, step: (length / Double(count)) * unit, count: count,
-                                                       rangeVariance: rangeVariance * Double(count) / Double(ranges), minimumWeight: floor)
-                guard variance.isFinite else { continue }
-                let guidance = MotionGuidance(direction: direction, distanceMetres: length,
-                                              displacementInDevice: worldFromDevice.conjugate.rotate(length * unit),
-                                              expectedBearingStandardDeviation: variance.squareRoot())
-                if variance <= threshold2, variance < (shortestMeeting?.1 ?? .infinity) { shortestMeeting = (guidance, variance) }
-                if best == nil || variance < 0.95 * best!.variance { best = (guidance, variance) }
+        // Per direction, the uncertainty at each candidate length, and its cost.
+        var scores = InlineArray<6, InlineArray<6, Uncertainty>>(repeating: InlineArray(repeating: .unknown))
+        var costs = InlineArray<6, InlineArray<6, Double>>(repeating: InlineArray(repeating: .infinity))
+        var units = InlineArray<6, Vector3>(repeating: .zero)
+        for (d, direction) in Direction.allCases.enumerated() {
+            units[d] = worldDirection(direction, worldFromDevice: worldFromDevice)
+            scores[d] = directionScores(mixture: mixture, start: a, unit: units[d],
+                                        rangeVariance: rangeVariance / (rangesPerMetre * pathSpacing), directions: directions,
+                                        directionVariance: (directions?.variance ?? 0) / (rangesPerMetre * pathSpacing),
+                                        across: across, minimumWeight: floor)
+            for l in 0..<candidateLengths.count {
+                let c = scores[d][l].cost(threshold: threshold, positionLimit: positionLimit)
+                costs[d][l] = c.isFinite ? c : .infinity
             }
-            if let shortestMeeting { return shortestMeeting.0 }
         }
-        guard let best, best.variance <= 0.9 * now else { return nil }
-        return best.guidance
+        func advice(_ chosen: Int, _ l: Int) -> MotionGuidance {
+            // The advice in force is kept while it does within 10 % as well (and meets the
+            // thresholds when the best does): a user is not sent back and forth between two
+            // motions that would do about as well.
+            var d = chosen
+            if let previous, let p = Direction.allCases.firstIndex(of: previous), p != chosen,
+               costs[p][l] <= 1.1 * costs[chosen][l], costs[p][l] <= 1 || costs[chosen][l] > 1 {
+                d = p
+            }
+            let length = candidateLengths[l]
+            return MotionGuidance(direction: Direction.allCases[d], distanceMetres: length,
+                                  displacementInDevice: worldFromDevice.conjugate.rotate(length * units[d]),
+                                  expectedBearingStandardDeviation: scores[d][l].bearingVariance.squareRoot())
+        }
+        var best: (d: Int, l: Int)?
+        for l in 0..<candidateLengths.count {
+            var meeting: Int?
+            for d in 0..<6 where costs[d][l] <= 1 && costs[d][l] < (meeting.map { costs[$0][l] } ?? .infinity) {
+                meeting = d
+            }
+            if let meeting { return advice(meeting, l) }
+            for d in 0..<6 where costs[d][l] < 0.95 * (best.map { costs[$0.d][$0.l] } ?? .infinity) {
+                best = (d, l)
+            }
+        }
+        guard let best, costs[best.d][best.l] <= 0.9 * now else { return nil }
+        return advice(best.d, best.l)
     }
 
-    /// The most ranges a candidate path is scored with (more are folded into them by
-    /// dividing the range variance).
-    static let maximumRangesPerPath = 8
+    /// The uncertainty expected after a straight motion along `unit` (world frame) from
+    /// `start`, at each of ``candidateLengths``: the sums of
+    /// ``expectedUncertainty(mixture:start:step:count:rangeVariance:across:minimumWeight:)``
+    /// accumulated along one path of ``pathPoints`` points ``pathSpacing`` apart — the
+    /// information `Pᵢ⁻¹ + Σₖ uᵢₖuᵢₖᵀ/σ²` and the pair distances `Σₖ (rᵢₖ − rⱼₖ)²` — and read
+    /// at each length's end. `rangeVariance` is the variance a point's ranges have together,
+    /// m², `directionVariance` its directions', radians².
+    @_spi(Internals) public static func directionScores(mixture: PositionMixture, start: Vector3, unit: Vector3, rangeVariance sigma2: Double,
+                                                        directions: Directions? = nil, directionVariance: Double = 0,
+                                                        across: Vector3, minimumWeight floor: Double) -> InlineArray<6, Uncertainty> {
+        var out = InlineArray<6, Uncertainty>(repeating: .unknown)
+        var selection = Selection(mixture, floor: floor)
+        guard selection.count > 0 else { return out }
+        let n = selection.count
+        let weights = selection.weights, means = selection.means
+        var pairDistance = InlineArray<66, Double>(repeating: 0)
+        var pairDirection = InlineArray<66, Double>(repeating: 0)
+        var ranges = InlineArray<12, Double>(repeating: 0)
+        var seen = InlineArray<12, (unit: Vector3, inside: Bool)>(repeating: (.zero, false))
+        var next = 0
+        for k in 1...pathPoints {
+            let p = start + (Double(k) * pathSpacing) * unit
+            for i in 0..<n {
+                let d = means[i] - p
+                let r = d.length
+                ranges[i] = r
+                if r > 1e-6 { selection.information[i] += (1 / (sigma2 * r * r)) * Matrix3.outer(d, d) }
+                directions?.addInformation(to: &selection.information[i], mean: means[i], from: p, measurementVariance: directionVariance)
+                if let directions { seen[i] = directions.seen(means[i], from: p) }
+            }
+            var pair = 0
+            for i in 0..<n {
+                for j in (i + 1)..<max(n, i + 1) {
+                    let dr = ranges[i] - ranges[j]
+                    pairDistance[pair] += dr * dr
+                    if directions != nil { pairDirection[pair] += Directions.separation(seen[i], seen[j]) }
+                    pair += 1
+                }
+            }
+            guard next < candidateLengths.count, abs(Double(k) * pathSpacing - candidateLengths[next]) < 1e-9 else { continue }
+            var sums = UncertaintySums(across: across)
+            pair = 0
+            for i in 0..<n {
+                sums.addOwn(weight: weights[i], mean: means[i], covariance: selection.information[i].inverse, from: p)
+                for j in (i + 1)..<max(n, i + 1) {
+                    let directionPart = directions == nil ? 0 : pairDirection[pair] / (8 * directionVariance)
+                    sums.addPair(weights[i], means[i], weights[j], means[j], from: p,
+                                 confusion: exp(-pairDistance[pair] / (8 * sigma2) - directionPart))
+                    pair += 1
+                }
+            }
+            out[next] = sums.uncertainty
+            next += 1
+        }
+        return out
+    }
 
     /// A direction in the world frame: the device's right (`+x`) or forward (`−z`) levelled
     /// into the horizontal plane, or the world's up.
@@ -108,77 +285,173 @@ extension MotionGuidance {
         }
     }
 
-    /// The bearing variance, radians², expected once the ranges along a straight path are
-    /// fused into the mixture `Σ wᵢ N(μᵢ, Pᵢ)`: from `start` in `count` steps of `step`
-    /// (world frame, metres), a range at each `pₖ = start + k step`, `k = 1…count`, the
-    /// bearing seen from the path's end:
+    /// The uncertainty expected once the ranges along a straight path are fused into the
+    /// mixture `Σ wᵢ N(μᵢ, Pᵢ)`: from `start` in `count` steps of `step` (world frame,
+    /// metres), a range at each `pₖ = start + k step`, `k = 1…count`, seen from the path's end:
     ///
-    /// `V = Σᵢ wᵢ gᵢᵀ P⁺ᵢ gᵢ + Σ_{i<j} wᵢ wⱼ (ψᵢ − ψⱼ)² exp(−Bᵢⱼ)`
+    /// `V_ψ = Σᵢ wᵢ gᵢᵀ P⁺ᵢ gᵢ + Σ_{i<j} wᵢ wⱼ (ψᵢ − ψⱼ)² exp(−Bᵢⱼ)`,
+    /// `C_h = Σᵢ wᵢ [P⁺ᵢ]_h + Σ_{i<j} wᵢ wⱼ (μᵢ − μⱼ)_h (μᵢ − μⱼ)_hᵀ exp(−Bᵢⱼ)`, `V_h = e_⊥ᵀ C_h e_⊥`
     ///
     /// - each hypothesis's own part: the range information along the path,
     ///   `Jᵢ = Σₖ uᵢₖ uᵢₖᵀ / σ²` (`uᵢₖ` the unit vector from `pₖ` to `μᵢ`, the range's
     ///   gradient), gives `P⁺ᵢ = (Pᵢ⁻¹ + Jᵢ)⁻¹` — the expected Fisher information of the
-    ///   ranges, linearised at each hypothesis; `gᵢ` is the gradient of the world bearing
-    ///   `ψ = atan2(x, −z)` seen from the path's end;
-    /// - the spread between hypotheses, `Σ_{i<j} wᵢwⱼ (ψᵢ − ψⱼ)²` (which is `Σ wᵢ (ψᵢ − ψ̄)²`
-    ///   for small spreads), each pair discounted by the chance the ranges still confuse
-    ///   them, `exp(−Bᵢⱼ)` with the Bhattacharyya distance of the two range sequences they
-    ///   predict, `Bᵢⱼ = Σₖ (‖μᵢ − pₖ‖ − ‖μⱼ − pₖ‖)² / (8σ²)`: a motion that makes two
-    ///   hypotheses predict different ranges separates them.
+    ///   ranges, linearised at each hypothesis (plus ``Directions``' where the radio measures
+    ///   them, `(I − uᵢₖuᵢₖᵀ)/(rᵢₖ²σ_d²)` inside the cone); `gᵢ` is the gradient of the world bearing
+    ///   `ψ = atan2(x, −z)` seen from the path's end, `[·]_h` the horizontal (x, z) block,
+    ///   `e_⊥` the horizontal unit vector across the line of sight (`across`) — along it the
+    ///   range pins the position down, and what remains is the vertical's to coach;
+    /// - the spread between hypotheses (`Σ_{i<j} wᵢwⱼ (ψᵢ − ψⱼ)²` is `Σ wᵢ (ψᵢ − ψ̄)²` for
+    ///   small spreads, and likewise for the means), each pair discounted by the chance the
+    ///   ranges still confuse them, `exp(−Bᵢⱼ)` with the Bhattacharyya distance of the two
+    ///   range sequences they predict, `Bᵢⱼ = Σₖ (‖μᵢ − pₖ‖ − ‖μⱼ − pₖ‖)² / (8σ²)` (plus, with
+    ///   ``Directions``, `Σₖ Δ²ᵢⱼₖ/(8σ_d²)` of the directions they predict): a motion that makes
+    ///   two hypotheses predict different measurements separates them.
     ///
-    /// Hypotheses holding less than `minimumWeight` are left out (their weights are not
-    /// renormalised: what they hold is neither separated nor counted). `count = 0` gives the
-    /// variance now. Allocates nothing.
-    @_spi(Internals) public static func expectedBearingVariance(mixture: PositionMixture, start: Vector3, step: Vector3, count: Int,
-                                                                rangeVariance sigma2: Double,
-                                                                minimumWeight: Double = MotionGuidance.minimumWeight) -> Double {
+    /// Hypotheses holding less than `minimumWeight` are left out and the rest renormalised.
+    /// `count = 0` gives the uncertainty now. Allocates nothing.
+    @_spi(Internals) public static func expectedUncertainty(mixture: PositionMixture, start: Vector3, step: Vector3, count: Int,
+                                                            rangeVariance sigma2: Double, directions: Directions? = nil,
+                                                            directionVariance: Double = 0, across: Vector3,
+                                                            minimumWeight: Double = MotionGuidance.minimumWeight) -> Uncertainty {
         let end = start + Double(count) * step
         let single = mixture.count == 1
         let hypotheses = mixture.hypotheses
-        var own = 0.0, spread = 0.0
+        var total = 0.0
+        for h in hypotheses {
+            let w = single ? 1 : exp(h.logWeight)
+            if w >= minimumWeight, h.covariance.inverse != nil { total += w }
+        }
+        guard total > 0 else { return .unknown }
+        var sums = UncertaintySums(across: across)
         for i in hypotheses.indices {
             let h = hypotheses[i]
             let w = single ? 1 : exp(h.logWeight)
-            guard w >= minimumWeight else { continue }
-            var covariance = h.covariance
-            if count > 0, let information = covariance.inverse {
-                var total = information
+            guard w >= minimumWeight, let information = h.covariance.inverse else { continue }
+            var info = information
+            if count > 0 {
                 for k in 1...count {
                     let d = h.meanInWorld - (start + Double(k) * step)
                     let r = d.length
-                    guard r > 1e-6 else { continue }
-                    total += (1 / (sigma2 * r * r)) * Matrix3.outer(d, d)
+                    if r > 1e-6 { info += (1 / (sigma2 * r * r)) * Matrix3.outer(d, d) }
+                    directions?.addInformation(to: &info, mean: h.meanInWorld, from: start + Double(k) * step,
+                                               measurementVariance: directionVariance)
                 }
-                if let updated = total.inverse { covariance = updated }
             }
-            let d = h.meanInWorld - end
-            let rho2 = d.x * d.x + d.z * d.z
-            guard rho2 > 0.05 * 0.05 else { own += w * .pi * .pi; continue }
-            own += w * covariance.quadraticForm(Vector3(-d.z / rho2, 0, d.x / rho2))
-            guard !single else { continue }
+            sums.addOwn(weight: w / total, mean: h.meanInWorld, covariance: info.inverse, from: end)
             for j in (i + 1)..<hypotheses.count {
                 let other = hypotheses[j]
                 let v = exp(other.logWeight)
-                guard v >= minimumWeight else { continue }
-                let e = other.meanInWorld - end
-                // ψᵢ − ψⱼ from the two horizontal directions, wrapped to (−π, π].
-                let dpsi = atan2(d.x * (-e.z) - (-d.z) * e.x, d.x * e.x + d.z * e.z)
-                var b = 0.0
+                guard v >= minimumWeight, other.covariance.inverse != nil else { continue }
+                var b = 0.0, separation = 0.0
                 if count > 0 {
                     for k in 1...count {
                         let p = start + Double(k) * step
                         let dr = (h.meanInWorld - p).length - (other.meanInWorld - p).length
                         b += dr * dr
+                        if let directions {
+                            separation += Directions.separation(directions.seen(h.meanInWorld, from: p), directions.seen(other.meanInWorld, from: p))
+                        }
                     }
                 }
-                spread += w * v * dpsi * dpsi * exp(-b / (8 * sigma2))
+                let directionPart = directions == nil ? 0 : separation / (8 * directionVariance)
+                sums.addPair(w / total, h.meanInWorld, v / total, other.meanInWorld, from: end,
+                             confusion: exp(-b / (8 * sigma2) - directionPart))
             }
         }
-        return own + spread
+        return sums.uncertainty
+    }
+}
+
+/// The hypotheses the guidance weighs (`MotionGuidance.directionScores`): the heaviest
+/// ``MotionGuidance/maximumHypotheses`` holding at least `floor`, renormalised — or, when they
+/// hold less than half the weight (a fresh tiling: dozens of tiles of about the same weight),
+/// a systematic sample of the bank, every (count/12)-th tile, each standing for its neighbours
+/// in the tiling. Their weights, means (world, metres) and information `P⁻¹` (m⁻²).
+struct Selection {
+    var weights = InlineArray<12, Double>(repeating: 0)
+    var means = InlineArray<12, Vector3>(repeating: .zero)
+    var information = InlineArray<12, Matrix3>(repeating: .zero)
+    var count = 0
+
+    init(_ mixture: PositionMixture, floor: Double) {
+        var total = 0.0
+        for h in mixture.hypotheses where count < MotionGuidance.maximumHypotheses {
+            let w = mixture.count == 1 ? 1 : exp(h.logWeight)
+            if w >= floor { total += take(h, weight: w) }
+        }
+        if total < 0.5 {
+            count = 0
+            total = 0
+            let hypotheses = mixture.hypotheses
+            let n = MotionGuidance.maximumHypotheses
+            for k in 0..<n {
+                let h = hypotheses[min(hypotheses.count - 1, Int((Double(k) + 0.5) * Double(hypotheses.count) / Double(n)))]
+                total += take(h, weight: exp(h.logWeight))
+            }
+        }
+        guard total > 0 else { count = 0; return }
+        for i in 0..<count { weights[i] /= total }
     }
 
-    /// The least weight of a hypothesis the guidance weighs.
-    public static let minimumWeight = 0.01
-    /// The most hypotheses the guidance weighs: the heaviest.
-    static let maximumHypotheses = 12
+    /// Takes a hypothesis whose covariance is invertible; returns the weight taken.
+    private mutating func take(_ h: PositionHypothesis, weight w: Double) -> Double {
+        guard let inverse = h.covariance.inverse else { return 0 }
+        weights[count] = w
+        means[count] = h.meanInWorld
+        information[count] = inverse
+        count += 1
+        return w
+    }
+
+    /// The uncertainty now, seen from `p` (no new measurement, no separation).
+    func uncertainty(from p: Vector3, across: Vector3) -> MotionGuidance.Uncertainty {
+        var sums = UncertaintySums(across: across)
+        for i in 0..<count {
+            sums.addOwn(weight: weights[i], mean: means[i], covariance: information[i].inverse, from: p)
+            for j in (i + 1)..<max(count, i + 1) {
+                sums.addPair(weights[i], means[i], weights[j], means[j], from: p, confusion: 1)
+            }
+        }
+        return sums.uncertainty
+    }
+}
+
+/// The sums behind ``MotionGuidance/Uncertainty``: the bearing variance and the horizontal
+/// covariance `C_h` (its x–x, x–z and z–z parts), seen from one point, read across the line of sight.
+struct UncertaintySums {
+    var bearing = 0.0, xx = 0.0, xz = 0.0, zz = 0.0
+    /// The horizontal unit vector across the line of sight, world frame: what moves the
+    /// horizontal angle (along it, the range pins the position down).
+    var across: Vector3
+
+    /// A hypothesis's own part, `w gᵀP⁺g` and `w [P⁺]_h` (`P⁺` not invertible: its bearing
+    /// unknown, `π²`).
+    mutating func addOwn(weight w: Double, mean: Vector3, covariance: Matrix3?, from p: Vector3) {
+        guard let c = covariance else { bearing += w * .pi * .pi; xx += w * 1e6; zz += w * 1e6; return }
+        let d = mean - p
+        let rho2 = d.x * d.x + d.z * d.z
+        bearing += w * (rho2 > 0.05 * 0.05 ? c.quadraticForm(Vector3(-d.z / rho2, 0, d.x / rho2)) : .pi * .pi)
+        xx += w * c.m00
+        xz += w * c.m02
+        zz += w * c.m22
+    }
+
+    /// A pair's spread, discounted by the chance `confusion` the ranges still confuse them.
+    mutating func addPair(_ wi: Double, _ mi: Vector3, _ wj: Double, _ mj: Vector3, from p: Vector3, confusion: Double) {
+        let d = mi - p, e = mj - p
+        // ψᵢ − ψⱼ from the two horizontal directions, wrapped to (−π, π].
+        let dpsi = atan2(d.x * (-e.z) - (-d.z) * e.x, d.x * e.x + d.z * e.z)
+        let f = wi * wj * confusion
+        bearing += f * dpsi * dpsi
+        let dx = mi.x - mj.x, dz = mi.z - mj.z
+        xx += f * dx * dx
+        xz += f * dx * dz
+        zz += f * dz * dz
+    }
+
+    /// `V_ψ` and `V_h = e_⊥ᵀ C_h e_⊥`.
+    var uncertainty: MotionGuidance.Uncertainty {
+        let x = across.x, z = across.z
+        return MotionGuidance.Uncertainty(bearingVariance: bearing, horizontalPositionVariance: xx * x * x + 2 * xz * x * z + zz * z * z)
+    }
 }

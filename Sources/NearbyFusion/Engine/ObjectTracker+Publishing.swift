@@ -23,14 +23,31 @@ extension ObjectTracker {
     /// at most once per ``FusionOptions/Coaching/guidanceInterval``: ranges come at the radio's
     /// measured rate over ``FusionOptions/Coaching/guidanceWalkingSpeed``.
     mutating func currentGuidance(at t: Double, antennaInWorld: Vector3, worldFromDevice: Quaternion,
-                                  options: FusionOptions) -> MotionGuidance? {
-        if t - guidanceTime >= options.coaching.guidanceInterval || t < guidanceTime {
+                                  capabilities: DeviceCapabilities, options: FusionOptions) -> MotionGuidance? {
+        // Afresh once per interval, and as soon as the bank has halved or doubled (the first
+        // directions resolve a fresh tiling within an update or two).
+        let count = mixture.count
+        let bankChanged = count * 2 <= guidanceBankSize || count >= guidanceBankSize * 2
+        if t - guidanceTime >= options.coaching.guidanceInterval || t < guidanceTime || bankChanged {
+            guidanceBankSize = count
             let interval = max(meanRangeInterval ?? 0.2, 1e-3)
             let rangesPerMetre = 1 / (interval * max(options.coaching.guidanceWalkingSpeed, 0.05))
+            let distance = fusedDistance(from: antennaInWorld)
+            // A UWB radio that measures directions gives them inside its cone along the way.
+            let directions = ranging == .uwb && capabilities.supportsDirectionMeasurement
+                ? MotionGuidance.Directions(forwardInWorld: worldFromDevice.rotate(Vector3(0, 0, -1)),
+                                            halfAngle: options.sensors.fieldOfViewHalfAngle,
+                                            variance: options.sensors.azimuthStandardDeviation * options.sensors.azimuthStandardDeviation)
+                : nil
+            // What withholds the angle: its bearing, and (unless the bearing alone publishes it)
+            // the horizontal position across the line of sight (`ConvergenceAnalysis`).
+            let positionLimit = options.coaching.publishesAngleByBearingAlone ? nil
+                : max(options.coaching.horizontalPositionThreshold, options.coaching.positionThresholdFractionOfDistance * distance)
             guidance = MotionGuidance.best(mixture: mixture, antennaInWorld: antennaInWorld, worldFromDevice: worldFromDevice,
-                                           rangeVariance: options.rangeVariance(measured: fusedDistance(from: antennaInWorld)),
+                                           rangeVariance: options.rangeVariance(measured: distance),
                                            rangesPerMetre: rangesPerMetre,
-                                           threshold: options.coaching.horizontalAngleThreshold)
+                                           threshold: options.coaching.horizontalAngleThreshold, positionLimit: positionLimit,
+                                           directions: directions, previous: guidance?.direction)
             guidanceTime = t
         }
         return guidance
@@ -100,7 +117,7 @@ extension ObjectTracker {
         if phase == .tracking, horizontalAvailable { estimate.velocity = publishedVelocity }
         if !horizontalAvailable, options.coaching.guidanceInterval > 0 {
             estimate.guidance = currentGuidance(at: t, antennaInWorld: antennaInWorld, worldFromDevice: devicePose.worldFromDevice,
-                                                options: options)
+                                                capabilities: context.capabilities, options: options)
         } else {
             guidance = nil
             guidanceTime = -.infinity

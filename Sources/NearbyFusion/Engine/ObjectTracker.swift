@@ -78,6 +78,8 @@ struct ObjectTracker: Sendable {
     /// ``FusionOptions/Coaching/guidanceInterval``).
     var guidance: MotionGuidance?
     var guidanceTime = -Double.infinity
+    /// The bank's size when the guidance was last computed.
+    var guidanceBankSize = 0
     /// Time of the last update that was fused (``FusionOptions/Sensors/minimumFusionInterval``),
     /// seconds.
     var lastFusionTime: Double?
@@ -156,6 +158,7 @@ struct ObjectTracker: Sendable {
         meanRangeInterval = nil
         guidance = nil
         guidanceTime = -.infinity
+        guidanceBankSize = 0
         lastFusionTime = nil
         firstUpdateTime = nil
         hasConverged = false

@@ -6,9 +6,8 @@ extension FusionOptions {
         /// Largest standard deviation of the horizontal angle to publish it, radians.
         public var horizontalAngleThreshold: Double = Angle.radians(degrees: 3)
         /// How often an object's guidance (``NearbyObjectEstimate/guidance``) is computed afresh,
-        /// seconds; between, the last is published. 0 (the default) computes none: at one a
-        /// second it costs a distance-only acquisition about 40 % of its updates per second.
-        public var guidanceInterval: Double = 0
+        /// seconds; between, the last is published. 0 computes none.
+        public var guidanceInterval: Double = 1
         /// The pace at which a user follows guidance, m/s: with the radio's rate, how many
         /// ranges a step of guidance brings.
         public var guidanceWalkingSpeed: Double = 0.7

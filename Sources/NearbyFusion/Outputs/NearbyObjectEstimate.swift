@@ -33,8 +33,8 @@ public struct NearbyObjectEstimate: Sendable, Hashable {
     public var motion: MotionActivityState?
     /// Which way to move the device, and how far, to resolve the object's bearing soonest
     /// (beyond Nearby Interaction, whose reasons say only what is missing); `nil` once the
-    /// horizontal angle is published, before any estimate, when camera assistance is off, and
-    /// unless ``FusionOptions/Coaching/guidanceInterval`` asks for it.
+    /// horizontal angle is published, before any estimate, and when camera assistance is off
+    /// (``FusionOptions/Coaching/guidanceInterval``).
     public var guidance: MotionGuidance?
 
     /// An estimate with the given outputs (each `nil` when not available).

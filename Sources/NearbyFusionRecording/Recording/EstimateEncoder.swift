@@ -135,6 +135,14 @@ public enum EstimateEncoder {
         if let m = e.motion {
             out.append(UInt8(ascii: "\"")); out.append(contentsOf: m.rawValue.utf8); out.append(UInt8(ascii: "\""))
         } else { append("null", to: &out) }
+        append(",\"guidance\":", to: &out)
+        if let g = e.guidance {
+            append("{\"direction\":\"", to: &out); out.append(contentsOf: g.direction.rawValue.utf8)
+            append("\",\"distance\":", to: &out); appendNumber(g.distanceMetres, to: &out)
+            append(",\"displacement\":", to: &out); appendVector(g.displacementInDevice, to: &out)
+            append(",\"expectedAngleSigma\":", to: &out); appendNumber(g.expectedBearingStandardDeviation, to: &out)
+            out.append(UInt8(ascii: "}"))
+        } else { append("null", to: &out) }
         out.append(UInt8(ascii: "}"))
     }
 

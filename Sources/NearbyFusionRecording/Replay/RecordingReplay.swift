@@ -29,6 +29,8 @@ public struct ReplayObjectSummary: Sendable {
     public var finalEstimate: NearbyObjectEstimate?
     /// Every change of convergence status, in order: `(t, status)`.
     public var coachingTimeline: [(time: Double, status: ConvergenceStatus)] = []
+    /// Every change of the guidance's advice (direction or distance; `nil` when it ends), in order.
+    public var guidanceTimeline: [(time: Double, guidance: MotionGuidance?)] = []
     /// The object's ground truth position, when the recording has it (static or last).
     public var truthInWorld: Vector3?
 }
@@ -107,6 +109,11 @@ public enum RecordingReplay {
                 if let status = estimate.convergence?.status {
                     if summary!.objects[k].coachingTimeline.last?.status != status { summary!.objects[k].coachingTimeline.append((m.timestamp, status)) }
                     if status.isConverged && summary!.objects[k].firstConvergedTime == nil { summary!.objects[k].firstConvergedTime = m.timestamp }
+                }
+                let advice = estimate.guidance, last = summary!.objects[k].guidanceTimeline.last?.guidance
+                if advice?.direction != last?.direction || advice?.distanceMetres != last?.distanceMetres,
+                   advice != nil || !summary!.objects[k].guidanceTimeline.isEmpty {
+                    summary!.objects[k].guidanceTimeline.append((m.timestamp, advice))
                 }
                 summary!.objects[k].finalEstimate = estimate
                 summary!.estimateLineCount += 1
