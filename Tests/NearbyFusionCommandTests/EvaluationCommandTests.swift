@@ -217,6 +217,24 @@ struct EvaluationCommandTests {
         #expect(result.stdout.contains("FAIL  line 5"), "an object being acquired says `unknown`, not nothing")
     }
 
+    /// Guidance clauses: a distance-only watch is advised a step of half a metre or more within
+    /// 2 s, never up, and nothing once its angle is published; asking for a step it never got
+    /// (3 m: the longest advised is 2 m) fails with what was published.
+    @Test func guidanceIsCheckable() throws {
+        let path = try TestSupport.temporaryFile("""
+        eventually 0    2    tag  guidance-step 0.5
+        always     0    end  tag  guidance-not up
+        always     25   end  tag  guidance none
+        eventually 0    end  tag  guidance-step 3
+
+        """, name: "guidance.expect")
+        let result = try TestSupport.run(["coach", "Datasets/distance-only.jsonl", "--expect", path])
+        #expect(result.status == 2)
+        #expect(result.stdout.contains("PASS  line 1") && result.stdout.contains("PASS  line 2") && result.stdout.contains("PASS  line 3"),
+                "\(result.stdout)")
+        #expect(result.stdout.contains("FAIL  line 4"), "\(result.stdout)")
+    }
+
     @Test func badExpectationFilesNameTheLine() throws {
         let cases: [(String, String)] = [
             ("sometimes 0 1 tag status converged\n", "x.expect:1: key 'quantifier': expected always or eventually, found 'sometimes'"),
@@ -227,6 +245,11 @@ struct EvaluationCommandTests {
             ("always 0 1 tag\n", "x.expect:1: expected 'QUANTIFIER FROM TO SUBJECT CLAUSE ARGUMENT' (6 words), found 4"),
             ("always 0 1 tag motion walking\n", "x.expect:1: key 'motion': unknown motion 'walking' (moving, stationary, unknown, null)"),
             ("always 0 1 session motion moving\n", "x.expect:1: key 'subject': the session has only a convergence status"),
+            ("always 0 1 tag guidance sideways\n",
+             "x.expect:1: key 'guidance': unknown guidance 'sideways' (left, right, forward, back, up, down, none, any)"),
+            ("always 0 1 tag guidance-not none\n", "x.expect:1: key 'guidance-not': unknown guidance 'none' (left, right, forward, back, up, down)"),
+            ("always 0 1 tag guidance-step -1\n", "x.expect:1: key 'guidance-step': '-1' is not a positive number of metres"),
+            ("always 0 1 session guidance none\n", "x.expect:1: key 'subject': the session has only a convergence status"),
         ]
         for (text, message) in cases {
             do { _ = try CoachingExpectation.parse(text, file: "x.expect"); Issue.record("accepted \(text)") } catch {

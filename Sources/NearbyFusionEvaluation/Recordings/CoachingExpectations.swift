@@ -24,7 +24,10 @@ import NearbyFusionRecording
 ///   `available OUTPUT`; `withheld OUTPUT` (OUTPUT: distance, direction, horizontalAngle,
 ///   verticalDirectionEstimate, worldTransform); `angle-within DEGREES` (every published
 ///   horizontalAngle within that of the truth; needs `truth` lines); `motion
-///   moving|stationary|unknown` (the object's published `motion`; `null` where it has none).
+///   moving|stationary|unknown` (the object's published `motion`; `null` where it has none);
+///   `guidance left|right|forward|back|up|down|none|any` (the published guidance's direction,
+///   `none` when there is none, `any` when there is one); `guidance-not DIRECTION` (no guidance
+///   that way); `guidance-step METRES` (guidance of at least that distance).
 public struct CoachingExpectation: Sendable, Hashable {
     /// `always`: every update in the window satisfies the clause; `eventually`: one does.
     public enum Quantifier: String, Sendable { case always, eventually }
@@ -39,6 +42,9 @@ public struct CoachingExpectation: Sendable, Hashable {
         case withheld(String)
         case angleWithin(Double)
         case motion(String)
+        case guidance(String)
+        case guidanceNot(String)
+        case guidanceStep(Double)
     }
 
     /// The line of the expectation file, from 1.
@@ -111,8 +117,15 @@ public struct CoachingExpectation: Sendable, Hashable {
                     throw fail("motion", "unknown motion '\(w[5])' (moving, stationary, unknown, null)")
                 }
                 clause = .motion(w[5])
+            case "guidance", "guidance-not":
+                let names = MotionGuidance.Direction.allCases.map(\.rawValue) + (w[4] == "guidance" ? ["none", "any"] : [])
+                guard names.contains(w[5]) else { throw fail(w[4], "unknown guidance '\(w[5])' (\(names.joined(separator: ", ")))") }
+                clause = w[4] == "guidance" ? .guidance(w[5]) : .guidanceNot(w[5])
+            case "guidance-step":
+                guard let m = Double(w[5]), m > 0, m.isFinite else { throw fail("guidance-step", "'\(w[5])' is not a positive number of metres") }
+                clause = .guidanceStep(m)
             default:
-                throw fail("clause", "unknown clause '\(w[4])' (status, reasons, includes, excludes, vertical, available, withheld, angle-within, motion)")
+                throw fail("clause", "unknown clause '\(w[4])' (status, reasons, includes, excludes, vertical, available, withheld, angle-within, motion, guidance, guidance-not, guidance-step)")
             }
             if w[3] == "session" {
                 switch clause {
@@ -123,6 +136,13 @@ public struct CoachingExpectation: Sendable, Hashable {
             out.append(CoachingExpectation(line: n, quantifier: q, from: from, to: to, subject: w[3], clause: clause, text: content))
         }
         return out
+    }
+}
+
+extension CoachingExpectation {
+    /// "guidance forward 0.75 m", or "guidance none".
+    static func guidanceText(_ g: MotionGuidance?) -> String {
+        g.map { "guidance \($0.direction.rawValue) \(String(format: "%.2f", $0.distanceMetres)) m" } ?? "guidance none"
     }
 }
 
@@ -280,6 +300,16 @@ public enum CoachingCheck {
         case .motion(let m):
             let published = s.estimate?.motion?.rawValue ?? "null"
             return (published == m, "motion \(published)")
+        case .guidance(let d):
+            let g = s.estimate?.guidance
+            let published = g?.direction.rawValue ?? "none"
+            return (d == "any" ? g != nil : published == d, CoachingExpectation.guidanceText(g))
+        case .guidanceNot(let d):
+            let g = s.estimate?.guidance
+            return (g?.direction.rawValue != d, CoachingExpectation.guidanceText(g))
+        case .guidanceStep(let metres):
+            let g = s.estimate?.guidance
+            return ((g?.distanceMetres ?? 0) >= metres - 1e-9, CoachingExpectation.guidanceText(g))
         }
     }
 }
