@@ -28,8 +28,15 @@ struct Accuracy: ParsableCommand {
         with its lag, and sets the engine's mean NEES beside the posterior's own. The radio \
         profiles of real radios (`cs-ifft-*`, `cs-phase-*`, `cs-rtt-*`, `peer-uwb-*`) get a \
         fourth table instead: the published distance against the raw ranges at the updates \
-        that have a range (median, p95, p99 and their ratios) and its lag. Under the \
-        tables, every target for moving objects, Channel Sounding tags and radio profiles that \
+        that have a range (median, p95, p99 and their ratios) and its lag. A fifth table \
+        closes the loop: simulated users steer the device by what the engine publishes — the \
+        convergence reasons alone, each answered with a sweep, or the guidance's steps (a \
+        walking pace, a reaction time, steps off by a random share and now and then the wrong \
+        way) — for a UWB tag in front and behind, a distance-only watch, a Channel Sounding tag \
+        near and far and a still peer (`loop-*`, 40 s at most), and times the first angle and \
+        worldTransform, the device's path to the angle and the first angle's error, both \
+        policies side by side. Under the \
+        tables, every target for moving objects, Channel Sounding tags, radio profiles and the guidance that \
         the scenarios run can judge, with what was measured and a verdict: met, missed, or not \
         judged (the mean-NEES band and the rate of converged angles far off need 50 seeds). A \
         Channel Sounding tag's worldTransform is judged over at least 20 converged runs: with 50 \
@@ -58,13 +65,15 @@ struct Accuracy: ParsableCommand {
         var movingObjects: [TableRow]
         var channelSounding: [TableRow]
         var radioProfiles: [TableRow]
+        var closedLoop: [TableRow]
         var targets: [TargetCheck]
     }
 
     func validate() throws {
         guard seeds >= 1 else { throw ValidationError("--seeds must be at least 1") }
         if let vioDrift { guard vioDrift.isFinite, vioDrift >= 0 else { throw ValidationError("--vio-drift must be a fraction of the path, 0 or more") } }
-        for name in scenario where !ScenarioCatalogue.all.contains(where: { $0.name == name }) {
+        for name in scenario where !ScenarioCatalogue.all.contains(where: { $0.name == name })
+            && !ClosedLoop.scenarios.contains(where: { $0.name == name }) {
             throw ValidationError("unknown scenario '\(name)'")
         }
     }
@@ -96,14 +105,34 @@ struct Accuracy: ParsableCommand {
                                                                                                      options: options, vioDrift: vioDrift))
         }
         progress.withLock { $0.bar.finish() }
+        // Simulated users who follow the reasons alone or the guidance, side by side.
+        var loopRows: [TableRow] = []
+        for loop in ClosedLoop.scenarios where scenario.isEmpty || scenario.contains(loop.name) {
+            var byPolicy: [SimulatedUser.Policy: [ClosedLoopResult]] = [:]
+            for policy in SimulatedUser.Policy.allCases {
+                let results = Mutex([ClosedLoopResult?](repeating: nil, count: seeds))
+                DispatchQueue.concurrentPerform(iterations: seeds) { k in
+                    let result = ClosedLoop.run(loop.make(UInt64(k + 1)), user: SimulatedUser(policy: policy), seconds: ClosedLoop.runSeconds,
+                                                options: options)
+                    results.withLock { $0[k] = result }
+                }
+                let list = results.withLock { $0 }.map { $0! }
+                byPolicy[policy] = list
+                loopRows.append(Self.closedLoopRow(loop.name, policy: policy, list))
+            }
+            targets += ClosedLoop.checks(scenario: loop.name, reasons: byPolicy[.reasons] ?? [], guidance: byPolicy[.guidance] ?? [])
+        }
         if json {
             print(try Evaluate.encode(Document(seeds: seeds, scenarios: rows, movingObjects: motionRows,
-                                               channelSounding: channelSoundingRows, radioProfiles: profileRows, targets: targets)))
+                                               channelSounding: channelSoundingRows, radioProfiles: profileRows, closedLoop: loopRows,
+                                               targets: targets)))
             return
         }
-        print("| scenario | angle err median ° | angle err p95 ° | position err median m | position err p95 m | first converged median s | max s | never | worst angle err when converged ° | mean NEES |")
-        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-        rows.forEach { print($0.markdown) }
+        if !rows.isEmpty {
+            print("| scenario | angle err median ° | angle err p95 ° | position err median m | position err p95 m | first converged median s | max s | never | worst angle err when converged ° | mean NEES |")
+            print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+            rows.forEach { print($0.markdown) }
+        }
         if !motionRows.isEmpty {
             print("")
             print("| moving object | first horizontalAngle median s | max s | 'moving' reported after start of motion median s | max s | never | worldTransform > 50 cm off for, longest median s | max s | velocity err median m/s | converged ↔ not after first, changes/min median | max | `motion` right while it moves | while still | 'stationary' while it moves, runs | 'stationary' after a stop median s | max s | stops missed |")
@@ -121,6 +150,12 @@ struct Accuracy: ParsableCommand {
             print("| radio profile | ranges failed | distance err at updates with a range, median m: raw | published | published / raw | p95 m: raw | published | published / raw | p99 m: raw | published | published distance lag median s | max s |")
             print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
             profileRows.forEach { print($0.markdown) }
+        }
+        if !loopRows.isEmpty {
+            print("")
+            print("| closed loop | user follows | first horizontalAngle median s | p90 s | never | first worldTransform median s | never | device path to the angle, median m | angle err at the first, median ° |")
+            print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+            loopRows.forEach { print($0.markdown) }
         }
         if !targets.isEmpty {
             print("")
@@ -165,6 +200,23 @@ struct Accuracy: ParsableCommand {
             next += batch
         }
         return more
+    }
+
+    /// The closed-loop table's row: one scenario, one policy (the policy is the first cell).
+    static func closedLoopRow(_ name: String, policy: SimulatedUser.Policy, _ results: [ClosedLoopResult]) -> TableRow {
+        let angles = results.compactMap(\.firstAngleSeconds), transforms = results.compactMap(\.firstWorldTransformSeconds)
+        let errors = results.compactMap(\.firstAngleError).map { Angle.degrees(radians: $0) }
+        let all = results.map { $0.firstAngleSeconds ?? ClosedLoop.runSeconds }
+        return TableRow(name: name, cells: [
+            ("policy", .text(policy.rawValue)),
+            ("firstAngleMedianSeconds", .figure(ClosedLoop.medianFirstAngle(results), digits: 1)),
+            ("firstAngleP90Seconds", .figure(Statistics.quantile(all, 0.9), digits: 1)),
+            ("neverAnAngle", .fraction(results.count - angles.count, of: results.count)),
+            ("firstWorldTransformMedianSeconds", .figure(Statistics.quantile(results.map { $0.firstWorldTransformSeconds ?? ClosedLoop.runSeconds }, 0.5), digits: 1)),
+            ("neverAWorldTransform", .fraction(results.count - transforms.count, of: results.count)),
+            ("metresWalkedMedian", .figure(ClosedLoop.medianMetres(results), digits: 1)),
+            ("firstAngleErrorMedianDegrees", .figure(Statistics.quantile(errors, 0.5), digits: 1)),
+        ])
     }
 
     /// The first table's row: every scenario.
@@ -351,6 +403,7 @@ struct Accuracy: ParsableCommand {
 enum Cell: Encodable {
     case figure(Double?, digits: Int)
     case fraction(Int, of: Int)
+    case text(String)
     case none
 
     var markdown: String {
@@ -358,6 +411,7 @@ enum Cell: Encodable {
         case .figure(let x?, let digits): return String(format: "%.\(digits)f", x)
         case .figure(nil, _), .none: return "—"
         case .fraction(let k, let n): return "\(k)/\(n)"
+        case .text(let text): return text
         }
     }
 
@@ -367,6 +421,7 @@ enum Cell: Encodable {
         case .figure(let x?, _): try container.encode(x)
         case .figure(nil, _), .none: try container.encodeNil()
         case .fraction(let k, let n): try container.encode(["count": k, "of": n])
+        case .text(let text): try container.encode(text)
         }
     }
 }

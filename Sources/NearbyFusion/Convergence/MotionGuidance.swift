@@ -21,7 +21,7 @@ public struct MotionGuidance: Sendable, Hashable {
     /// expressed in the device's axes at the time of the advice.
     public var displacementInDevice: Vector3
     /// The standard deviation of the object's bearing the motion is expected to leave,
-    /// radians (``MotionGuidance/expectedUncertainty(mixture:start:step:count:rangeVariance:across:minimumWeight:)``).
+    /// radians (`MotionGuidance.expectedUncertainty(mixture:start:step:count:rangeVariance:across:minimumWeight:)`).
     public var expectedBearingStandardDeviation: Double
 
     /// Advice to move `distanceMetres` toward `direction` (`displacementInDevice` the same, in the
@@ -113,7 +113,7 @@ extension MotionGuidance {
     }
 
     /// The step lengths considered, metres: the smallest that achieves the information is
-    /// advised, and none longer than 2 m. Each is a whole number of ``pathSpacing``.
+    /// advised, and none longer than 2 m. Each is a whole number of `pathSpacing`.
     public static let candidateLengths: [Double] = [0.25, 0.5, 0.75, 1.0, 1.5, 2.0]
     /// The spacing of the points a path is scored at, metres: each stands for the ranges of
     /// its 0.25 m.
@@ -128,15 +128,15 @@ extension MotionGuidance {
     /// The motion of the device, among the six directions × ``candidateLengths``, that
     /// leaves the least of what withholds the angle — the bearing's variance against its
     /// threshold and, unless the angle is published by its bearing alone, the horizontal
-    /// position's against its own (``Uncertainty``): the shortest that meets both, else
+    /// position's against its own (`Uncertainty`): the shortest that meets both, else
     /// the one that comes closest (the shorter on a tie within 5 %). `nil` for an empty
     /// mixture, or when no motion is expected to reduce that cost by a tenth.
     ///
     /// Each direction is scored along one path, its information and pair distances
-    /// accumulated point by point and read at each candidate length (``directionScores``),
-    /// over the heaviest ``maximumHypotheses`` holding at least ``minimumWeight``,
+    /// accumulated point by point and read at each candidate length (`directionScores`),
+    /// over the heaviest `maximumHypotheses` holding at least ``minimumWeight``,
     /// renormalised — or, when those hold less than half the weight (a fresh tiling), a
-    /// systematic sample of ``maximumHypotheses`` tiles. Allocates nothing.
+    /// systematic sample of `maximumHypotheses` tiles. Allocates nothing.
     ///
     /// - Parameters:
     ///   - mixture: the position estimate `Σ wᵢ N(μᵢ, Pᵢ)`, world frame.
@@ -212,8 +212,8 @@ extension MotionGuidance {
 
     /// The uncertainty expected after a straight motion along `unit` (world frame) from
     /// `start`, at each of ``candidateLengths``: the sums of
-    /// ``expectedUncertainty(mixture:start:step:count:rangeVariance:across:minimumWeight:)``
-    /// accumulated along one path of ``pathPoints`` points ``pathSpacing`` apart — the
+    /// `expectedUncertainty(mixture:start:step:count:rangeVariance:across:minimumWeight:)`
+    /// accumulated along one path of `pathPoints` points `pathSpacing` apart — the
     /// information `Pᵢ⁻¹ + Σₖ uᵢₖuᵢₖᵀ/σ²` and the pair distances `Σₖ (rᵢₖ − rⱼₖ)²` — and read
     /// at each length's end. `rangeVariance` is the variance a point's ranges have together,
     /// m², `directionVariance` its directions', radians².
@@ -295,7 +295,7 @@ extension MotionGuidance {
     /// - each hypothesis's own part: the range information along the path,
     ///   `Jᵢ = Σₖ uᵢₖ uᵢₖᵀ / σ²` (`uᵢₖ` the unit vector from `pₖ` to `μᵢ`, the range's
     ///   gradient), gives `P⁺ᵢ = (Pᵢ⁻¹ + Jᵢ)⁻¹` — the expected Fisher information of the
-    ///   ranges, linearised at each hypothesis (plus ``Directions``' where the radio measures
+    ///   ranges, linearised at each hypothesis (plus `Directions`' where the radio measures
     ///   them, `(I − uᵢₖuᵢₖᵀ)/(rᵢₖ²σ_d²)` inside the cone); `gᵢ` is the gradient of the world bearing
     ///   `ψ = atan2(x, −z)` seen from the path's end, `[·]_h` the horizontal (x, z) block,
     ///   `e_⊥` the horizontal unit vector across the line of sight (`across`) — along it the
@@ -304,7 +304,7 @@ extension MotionGuidance {
     ///   small spreads, and likewise for the means), each pair discounted by the chance the
     ///   ranges still confuse them, `exp(−Bᵢⱼ)` with the Bhattacharyya distance of the two
     ///   range sequences they predict, `Bᵢⱼ = Σₖ (‖μᵢ − pₖ‖ − ‖μⱼ − pₖ‖)² / (8σ²)` (plus, with
-    ///   ``Directions``, `Σₖ Δ²ᵢⱼₖ/(8σ_d²)` of the directions they predict): a motion that makes
+    ///   `Directions`, `Σₖ Δ²ᵢⱼₖ/(8σ_d²)` of the directions they predict): a motion that makes
     ///   two hypotheses predict different measurements separates them.
     ///
     /// Hypotheses holding less than `minimumWeight` are left out and the rest renormalised.
@@ -363,7 +363,7 @@ extension MotionGuidance {
 }
 
 /// The hypotheses the guidance weighs (`MotionGuidance.directionScores`): the heaviest
-/// ``MotionGuidance/maximumHypotheses`` holding at least `floor`, renormalised — or, when they
+/// `MotionGuidance.maximumHypotheses` holding at least `floor`, renormalised — or, when they
 /// hold less than half the weight (a fresh tiling: dozens of tiles of about the same weight),
 /// a systematic sample of the bank, every (count/12)-th tile, each standing for its neighbours
 /// in the tiling. Their weights, means (world, metres) and information `P⁻¹` (m⁻²).

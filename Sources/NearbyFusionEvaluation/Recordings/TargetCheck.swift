@@ -28,6 +28,8 @@ public struct TargetCheck: Codable, Sendable, Hashable {
         case distanceOnly = "distance only"
         /// The published distance under the radio profiles measured on real radios.
         case radioProfiles = "radio profiles"
+        /// Simulated users who follow the guidance against those who follow the reasons alone.
+        case guidance = "guidance"
     }
 
     /// What the target is about.
