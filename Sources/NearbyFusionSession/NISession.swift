@@ -32,6 +32,10 @@ public final class NINearbyObject: NSObject, @unchecked Sendable {
     /// What the engine knows of the object's motion (beyond Nearby Interaction; the app's
     /// own hint when it gave one through ``NISession/updateMotionState(_:forObjectWithToken:)``).
     public var motion: NIMotionActivityState? { estimate.motion }
+    /// Which way to move the device, and how far, to get the object's `horizontalAngle`
+    /// soonest (beyond Nearby Interaction, whose convergence reasons say only what is missing;
+    /// see `NearbyObjectEstimate/guidance`); `nil` once the angle is published.
+    public var guidance: MotionGuidance? { estimate.guidance }
     /// The full estimate behind this object (the engine's own type, double precision).
     public let estimate: NearbyObjectEstimate
 

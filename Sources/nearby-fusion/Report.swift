@@ -11,9 +11,11 @@ struct Report: ParsableCommand {
         At the top: the device's capabilities and, when the recording has truth, the evaluation \
         table. Per object: a top-down (X–Z) view, a zoomed view of the object's neighbourhood and a \
         side (X–Y) view of the device path with the true and estimated positions and the 2σ \
-        ellipse; then, on one shared time axis: horizontalAngle (fused, raw radio, truth), its \
-        error with the filter's 2σ band, distance, the position error with its 2σ band, the \
-        vertical estimate against truth, and the coaching lanes (one per reason).
+        ellipse, the top-down view with an arrow for each new piece of guidance (where the \
+        engine told the user to move); then, on one shared time axis: horizontalAngle (fused, \
+        raw radio, truth), its error with the filter's 2σ band, distance, the position error \
+        with its 2σ band, the vertical estimate against truth, the published motion, the \
+        guidance, and the coaching lanes (one per reason).
         """)
 
     @Argument(help: "A recording.", completion: .file(extensions: ["jsonl"]))

@@ -80,6 +80,22 @@ struct SessionTests {
         session.invalidate()
     }
 
+    /// The guidance reaches the app on each object: a step to take while the angle is missing
+    /// (within the first 2 s of a coached sweep), none once it is published.
+    @Test func objectsCarryTheGuidanceUntilTheAngle() async throws {
+        let source = SimulatedSource(scenario: ScenarioCatalogue.coached(seed: 2))
+        let session = NISession(source: source)
+        let delegate = RecordingDelegate()
+        session.delegate = delegate
+        session.run(try Self.accessory())
+        while !source.isFinished { try await Task.sleep(for: .milliseconds(5)) }
+        session.waitUntilIdle()
+        let updates = delegate.events.compactMap { if case .didUpdate(let o) = $0 { return o.first } else { return nil } }
+        #expect(updates.prefix(20).contains { $0.guidance != nil && $0.horizontalAngle == nil })
+        #expect(updates.allSatisfy { $0.horizontalAngle == nil || $0.guidance == nil })
+        session.invalidate()
+    }
+
     @Test func delegateAndAsyncSequenceDeliverTheSameEventsInTheSameOrder() async throws {
         let source = ManualSource()
         let session = NISession(source: source)

@@ -20,6 +20,9 @@ public struct ReportData {
         var bearingSigma: Double?
         /// The truth's vertical category (`same` within ±τ of the device, else above/below).
         var trueVertical: VerticalDirectionEstimate?
+        /// The guidance published, as a step in the world: from the device's position, by its
+        /// displacement turned into the world frame, metres.
+        var guidanceInWorld: (origin: Vector3, displacement: Vector3)?
     }
     struct ObjectTrack {
         var id: String
@@ -96,6 +99,7 @@ public struct ReportData {
                         s.trueVertical = RecordingEvaluation.trueVerticalCategory(heightDifference: p.y - d.positionInWorld.y,
                                                                                    levelTolerance: tolerance)
                     }
+                    if let g = e.guidance { s.guidanceInWorld = (d.positionInWorld, d.worldFromDevice.rotate(g.displacementInDevice)) }
                     s.rawHorizontalAngle = m.directionInDevice.flatMap { RecordingEvaluation.rawHorizontalAngle(directionInDevice: $0, pose: d) }
                     if let mm = moments {
                         let v = mm.meanInWorld - d.positionInWorld

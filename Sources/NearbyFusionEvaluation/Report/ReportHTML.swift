@@ -171,11 +171,24 @@ public enum ReportHTML {
         let clip = "clip-\(zoom ? "zoom" : (horizontal ? "top" : "side"))-\(index)"
         s += "<defs><clipPath id='\(clip)'><rect x='\(f(fr.left))' y='\(f(fr.top))' width='\(f(fr.width - fr.left - fr.right))' height='\(f(fr.height - fr.top - fr.bottom))'/></clipPath></defs>"
         s += axes(fr, xLabel: "X (m, right)", yLabel: horizontal ? "−Z (m, ahead)" : "Y (m, up)")
-        s += legend(fr, zoom ? [("est", "estimate, 2σ"), ("truthkey", "truth")] : [("device", "device path"), ("trail", "published estimates"), ("truthkey", "truth")])
+        // Each new piece of guidance, as an arrow from where the device was (top-down only).
+        let steps = horizontal && !zoom ? guidanceSteps(o) : []
+        s += legend(fr, zoom ? [("est", "estimate, 2σ"), ("truthkey", "truth")]
+                    : [("device", "device path"), ("trail", "published estimates"), ("truthkey", "truth")] + (steps.isEmpty ? [] : [("guidance", "guidance")]))
         s += "<g clip-path='url(#\(clip))'>"
         if !zoom {
             s += polyline(device, fr, cls: "device")
             if let start = device.first { s += "<circle class='start' cx='\(f(fr.px(start.0)))' cy='\(f(fr.py(start.1)))' r='4'/>" }
+            if !steps.isEmpty {
+                let marker = "guidance-head-\(index)"
+                s += "<defs><marker id='\(marker)' markerWidth='8' markerHeight='8' refX='7' refY='4' orient='auto'>"
+                    + "<path class='guidancehead' d='M0,0 L8,4 L0,8 z'/></marker></defs>"
+                for (time, origin, displacement, text) in steps {
+                    let a = project(origin), b = project(origin + displacement)
+                    s += "<line class='guidance' x1='\(f(fr.px(a.0)))' y1='\(f(fr.py(a.1)))' x2='\(f(fr.px(b.0)))' y2='\(f(fr.py(b.1)))' "
+                        + "marker-end='url(#\(marker))'><title>\(f(time)) s: \(escape(text))</title></line>"
+                }
+            }
         }
         s += polyline(estimates, fr, cls: "trail")
         if let m = o.finalMoments {
@@ -190,6 +203,39 @@ public enum ReportHTML {
             s += "<path class='truth' d='M\(f(fr.px(t.0) - 6)),\(f(fr.py(t.1) - 6)) l12,12 m0,-12 l-12,12'/>"
         }
         return s + "</g></svg>"
+    }
+
+    /// Every new piece of guidance (a change of direction or distance), the first
+    /// ``maximumGuidanceArrows``: when, from where, the step in the world, and its words.
+    static func guidanceSteps(_ o: ReportData.ObjectTrack) -> [(Double, Vector3, Vector3, String)] {
+        var out: [(Double, Vector3, Vector3, String)] = []
+        var last: MotionGuidance?
+        for sample in o.samples {
+            let g = sample.estimate.guidance
+            defer { last = g }
+            guard let g, let step = sample.guidanceInWorld,
+                  g.direction != last?.direction || g.distanceMetres != last?.distanceMetres else { continue }
+            out.append((sample.time, step.origin, step.displacement, "move \(g.direction.rawValue) \(String(format: "%.2f", g.distanceMetres)) m"))
+            if out.count == maximumGuidanceArrows { break }
+        }
+        return out
+    }
+
+    /// The most guidance arrows a map draws (the page stays bounded with many objects).
+    static let maximumGuidanceArrows = 12
+
+    /// The published guidance over time, in one lane, a colour per direction (its name in
+    /// each bar's title); `nil` when there was none.
+    static func guidanceLanes(_ data: ReportData, _ o: ReportData.ObjectTrack) -> String? {
+        guard o.samples.contains(where: { $0.estimate.guidance != nil }) else { return nil }
+        let colours: [MotionGuidance.Direction: String] = [.left: "#8e24aa", .right: "#5e35b1", .forward: "#00897b", .back: "#6d4c41",
+                                                           .up: "#f4511e", .down: "#3949ab"]
+        var spans: [(Double, Double, String, String)] = []
+        for direction in MotionGuidance.Direction.allCases {
+            spans += runs(data, o.samples, { $1.estimate.guidance?.direction }, direction, name: "move \(direction.rawValue)",
+                          colour: colours[direction] ?? "#8e24aa")
+        }
+        return lanes(data, [("guidance", spans.sorted { $0.0 < $1.0 })])
     }
 
     // MARK: Time plots
@@ -343,7 +389,7 @@ extension ReportHTML {
     figure{margin:0} figcaption{font-size:12px;color:#5f6368;max-width:900px}
     .plot{fill:#fafafa;stroke:#dadce0} .grid{stroke:#eceff1;stroke-width:1} .zero{stroke:#9e9e9e;stroke-width:1}
     .tick{font-size:10px;fill:#5f6368} .label{font-size:11px;fill:#3c4043}
-    .device{fill:none;stroke:#1a73e8;stroke-width:1.2} .trail{fill:none;stroke:#fb8c00;stroke-width:1;stroke-dasharray:3 2}
+    .device{fill:none;stroke:#1a73e8;stroke-width:1.2} .trail{fill:none;stroke:#fb8c00;stroke-width:1;stroke-dasharray:3 2} .guidance{stroke:#8e24aa;stroke-width:1.6} .guidancehead{fill:#8e24aa}
     .start{fill:#1a73e8} .estimate{fill:#e65100} .pending{fill:#fff;stroke:#e65100;stroke-width:2}
     .truth{stroke:#000;stroke-width:2.5;fill:none} .truthkey{stroke:#000;stroke-width:2.5}
     .sigma{fill:rgba(230,81,0,.15);stroke:#e65100;stroke-width:1}
@@ -475,6 +521,7 @@ extension ReportHTML {
         }
         html += "<h3>Vertical estimate</h3>" + verticalLanes(data, o)
         if let motion = motionLanes(data, o) { html += "<h3>Motion</h3>" + motion }
+        if let guidance = guidanceLanes(data, o) { html += "<h3>Guidance</h3>" + guidance }
         var spans: [(Double, ConvergenceStatus)] = []
         for s in samples { if let st = s.estimate.convergence?.status, spans.last?.1 != st { spans.append((s.time, st)) } }
         if !spans.isEmpty {
