@@ -32,9 +32,10 @@ struct Accuracy: ParsableCommand {
         closes the loop: simulated users steer the device by what the engine publishes — the \
         convergence reasons alone, each answered with a sweep, or the guidance's steps (a \
         walking pace, a reaction time, steps off by a random share and now and then the wrong \
-        way) — for a UWB tag in front and behind, a distance-only watch, a Channel Sounding tag \
+        way), toward the angle or, for an app that asks for it, toward worldTransform — for a \
+        UWB tag in front and behind, a distance-only watch, a Channel Sounding tag \
         near and far and a still peer (`loop-*`, 40 s at most), and times the first angle and \
-        worldTransform, the device's path to the angle and the first angle's error, both \
+        worldTransform, the device's path to the angle and the first angle's error, the \
         policies side by side. Under the \
         tables, every target for moving objects, Channel Sounding tags, radio profiles and the guidance that \
         the scenarios run can judge, with what was measured and a verdict: met, missed, or not \

@@ -46,6 +46,23 @@ struct ClosedLoopTests {
         #expect(median(contrary).angle > guidance.angle, "\(median(contrary)) vs \(guidance)")
     }
 
+    /// An app that asks the guidance for `worldTransform` is guided on after the angle, and
+    /// gets the position sooner than one guided to the angle alone (UWB tag behind the user,
+    /// seeds 1–8, median; a run without one counts as 40 s).
+    @Test func guidanceTowardWorldTransformGetsThePositionSooner() {
+        func median(_ policy: SimulatedUser.Policy) -> Double {
+            let results = (1...8).map { ClosedLoop.run(ScenarioCatalogue.behindUser(seed: UInt64($0)), user: SimulatedUser(policy: policy)) }
+            return Statistics.quantile(results.map { $0.firstWorldTransformSeconds ?? ClosedLoop.runSeconds }, 0.5)!
+        }
+        let angle = median(.guidance), position = median(.guidanceToWorldTransform)
+        #expect(position < angle, "worldTransform at \(position) s guided toward it, \(angle) s guided to the angle")
+        var options = FusionOptions()
+        options.coaching.guidanceOutput = .worldTransform
+        let run = ScenarioRun(ScenarioCatalogue.behindUser(seed: 1), options: options)
+        #expect(run.updates.contains { $0.estimate.horizontalAngle != nil && $0.estimate.worldTransform == nil && $0.estimate.guidance != nil })
+        #expect(run.updates.allSatisfy { $0.estimate.worldTransform == nil || $0.estimate.guidance == nil })
+    }
+
     /// The targets compare the two policies over 50 seeds, and are not judged over fewer.
     @Test func theTargetsCompareThePolicies() {
         let fast = ClosedLoopResult(firstAngleSeconds: 4, firstWorldTransformSeconds: nil, metresWalked: 2, firstAngleError: 0.01)

@@ -12,6 +12,15 @@ public struct MotionGuidance: Sendable, Hashable {
         case left, right, forward, back, up, down
     }
 
+    /// The output the guidance works toward.
+    public enum Output: String, Sendable, Hashable, CaseIterable {
+        /// `horizontalAngle`: the bearing (and, unless the bearing alone publishes it, the
+        /// horizontal position across the line of sight).
+        case horizontalAngle
+        /// `worldTransform`: the horizontal position and the height as well.
+        case worldTransform
+    }
+
     /// Where to move the device.
     public var direction: Direction
     /// How far, metres.
@@ -43,22 +52,27 @@ extension MotionGuidance {
         public var bearingVariance: Double
         /// The horizontal position's variance across the line of sight, m².
         public var horizontalPositionVariance: Double
+        /// The position's variance along the line of sight (horizontally) and in height, m²:
+        /// what the vertical sweep is asked for.
+        public var verticalPositionVariance: Double
 
-        /// The two variances (radians², m²).
-        public init(bearingVariance: Double, horizontalPositionVariance: Double) {
+        /// The three variances (radians², m², m²).
+        public init(bearingVariance: Double, horizontalPositionVariance: Double, verticalPositionVariance: Double = 0) {
             self.bearingVariance = bearingVariance
             self.horizontalPositionVariance = horizontalPositionVariance
+            self.verticalPositionVariance = verticalPositionVariance
         }
 
-        static let unknown = Uncertainty(bearingVariance: .infinity, horizontalPositionVariance: .infinity)
+        static let unknown = Uncertainty(bearingVariance: .infinity, horizontalPositionVariance: .infinity, verticalPositionVariance: .infinity)
 
-        /// `max(V_ψ/θ², V_h/L²)`: 1 or less meets what the angle is published at (`θ` the
-        /// bearing threshold, radians; `L` the horizontal position threshold, metres, or `nil`
-        /// when the bearing alone is asked for).
-        func cost(threshold theta: Double, positionLimit: Double?) -> Double {
-            let bearing = bearingVariance / (theta * theta)
-            guard let l = positionLimit else { return bearing }
-            return max(bearing, horizontalPositionVariance / (l * l))
+        /// `max(V_ψ/θ², V_h/L_h², V_v/L_v²)`: 1 or less meets what the output is published at
+        /// (`θ` the bearing threshold, radians; `L_h` the horizontal position threshold and
+        /// `L_v` the vertical one, metres, each `nil` when not asked for).
+        func cost(threshold theta: Double, positionLimit: Double?, verticalLimit: Double? = nil) -> Double {
+            var c = bearingVariance / (theta * theta)
+            if let l = positionLimit { c = max(c, horizontalPositionVariance / (l * l)) }
+            if let l = verticalLimit { c = max(c, verticalPositionVariance / (l * l)) }
+            return c
         }
     }
 
@@ -148,11 +162,13 @@ extension MotionGuidance {
     ///   - threshold: the bearing σ the angle is published at, radians.
     ///   - positionLimit: the horizontal position σ it is published at, metres (`nil`: the
     ///     bearing alone is asked for).
+    ///   - verticalLimit: the σ along the line of sight and in height `worldTransform` is
+    ///     published at, metres (`nil`: only the angle is asked for).
     ///   - directions: the directions the radio measures along the way (`nil`: none).
     ///   - previous: the direction advised last, kept while it does within 10 % as well.
     @_spi(Internals) public static func best(mixture: PositionMixture, antennaInWorld a: Vector3, worldFromDevice: Quaternion,
                                              rangeVariance: Double, rangesPerMetre: Double, threshold: Double,
-                                             positionLimit: Double? = nil, directions: Directions? = nil,
+                                             positionLimit: Double? = nil, verticalLimit: Double? = nil, directions: Directions? = nil,
                                              previous: Direction? = nil) -> MotionGuidance? {
         guard !mixture.isEmpty, rangeVariance > 0, rangesPerMetre > 0, threshold > 0 else { return nil }
         let floor = max(minimumWeight, BatchRefinement.heaviestWeight(rank: maximumHypotheses, in: mixture))
@@ -164,7 +180,7 @@ extension MotionGuidance {
         along = along.normalized
         let across = Vector3(-along.z, 0, along.x)
         let now = Selection(mixture, floor: floor).uncertainty(from: a, across: across)
-            .cost(threshold: threshold, positionLimit: positionLimit)
+            .cost(threshold: threshold, positionLimit: positionLimit, verticalLimit: verticalLimit)
         guard now.isFinite else { return nil }
         // Per direction, the uncertainty at each candidate length, and its cost.
         var scores = InlineArray<6, InlineArray<6, Uncertainty>>(repeating: InlineArray(repeating: .unknown))
@@ -177,7 +193,7 @@ extension MotionGuidance {
                                         directionVariance: (directions?.variance ?? 0) / (rangesPerMetre * pathSpacing),
                                         across: across, minimumWeight: floor)
             for l in 0..<candidateLengths.count {
-                let c = scores[d][l].cost(threshold: threshold, positionLimit: positionLimit)
+                let c = scores[d][l].cost(threshold: threshold, positionLimit: positionLimit, verticalLimit: verticalLimit)
                 costs[d][l] = c.isFinite ? c : .infinity
             }
         }
@@ -290,16 +306,18 @@ extension MotionGuidance {
     /// metres), a range at each `pₖ = start + k step`, `k = 1…count`, seen from the path's end:
     ///
     /// `V_ψ = Σᵢ wᵢ gᵢᵀ P⁺ᵢ gᵢ + Σ_{i<j} wᵢ wⱼ (ψᵢ − ψⱼ)² exp(−Bᵢⱼ)`,
-    /// `C_h = Σᵢ wᵢ [P⁺ᵢ]_h + Σ_{i<j} wᵢ wⱼ (μᵢ − μⱼ)_h (μᵢ − μⱼ)_hᵀ exp(−Bᵢⱼ)`, `V_h = e_⊥ᵀ C_h e_⊥`
+    /// `C = Σᵢ wᵢ P⁺ᵢ + Σ_{i<j} wᵢ wⱼ (μᵢ − μⱼ)(μᵢ − μⱼ)ᵀ exp(−Bᵢⱼ)`, `V_h = e_⊥ᵀ C e_⊥`,
+    /// `V_v = e_∥ᵀ C e_∥ + C_yy`
     ///
     /// - each hypothesis's own part: the range information along the path,
     ///   `Jᵢ = Σₖ uᵢₖ uᵢₖᵀ / σ²` (`uᵢₖ` the unit vector from `pₖ` to `μᵢ`, the range's
     ///   gradient), gives `P⁺ᵢ = (Pᵢ⁻¹ + Jᵢ)⁻¹` — the expected Fisher information of the
     ///   ranges, linearised at each hypothesis (plus `Directions`' where the radio measures
     ///   them, `(I − uᵢₖuᵢₖᵀ)/(rᵢₖ²σ_d²)` inside the cone); `gᵢ` is the gradient of the world bearing
-    ///   `ψ = atan2(x, −z)` seen from the path's end, `[·]_h` the horizontal (x, z) block,
-    ///   `e_⊥` the horizontal unit vector across the line of sight (`across`) — along it the
-    ///   range pins the position down, and what remains is the vertical's to coach;
+    ///   `ψ = atan2(x, −z)` seen from the path's end, `e_⊥` the horizontal unit vector across
+    ///   the line of sight (`across`) and `e_∥` the one along it — along it the range pins the
+    ///   position down but for the elevation ↔ distance trade-off, which with the height is
+    ///   the vertical sweep's to resolve (`V_v`);
     /// - the spread between hypotheses (`Σ_{i<j} wᵢwⱼ (ψᵢ − ψⱼ)²` is `Σ wᵢ (ψᵢ − ψ̄)²` for
     ///   small spreads, and likewise for the means), each pair discounted by the chance the
     ///   ranges still confuse them, `exp(−Bᵢⱼ)` with the Bhattacharyya distance of the two
@@ -419,7 +437,7 @@ struct Selection {
 /// The sums behind ``MotionGuidance/Uncertainty``: the bearing variance and the horizontal
 /// covariance `C_h` (its x–x, x–z and z–z parts), seen from one point, read across the line of sight.
 struct UncertaintySums {
-    var bearing = 0.0, xx = 0.0, xz = 0.0, zz = 0.0
+    var bearing = 0.0, xx = 0.0, xz = 0.0, zz = 0.0, yy = 0.0
     /// The horizontal unit vector across the line of sight, world frame: what moves the
     /// horizontal angle (along it, the range pins the position down).
     var across: Vector3
@@ -427,13 +445,14 @@ struct UncertaintySums {
     /// A hypothesis's own part, `w gᵀP⁺g` and `w [P⁺]_h` (`P⁺` not invertible: its bearing
     /// unknown, `π²`).
     mutating func addOwn(weight w: Double, mean: Vector3, covariance: Matrix3?, from p: Vector3) {
-        guard let c = covariance else { bearing += w * .pi * .pi; xx += w * 1e6; zz += w * 1e6; return }
+        guard let c = covariance else { bearing += w * .pi * .pi; xx += w * 1e6; zz += w * 1e6; yy += w * 1e6; return }
         let d = mean - p
         let rho2 = d.x * d.x + d.z * d.z
         bearing += w * (rho2 > 0.05 * 0.05 ? c.quadraticForm(Vector3(-d.z / rho2, 0, d.x / rho2)) : .pi * .pi)
         xx += w * c.m00
         xz += w * c.m02
         zz += w * c.m22
+        yy += w * c.m11
     }
 
     /// A pair's spread, discounted by the chance `confusion` the ranges still confuse them.
@@ -443,15 +462,19 @@ struct UncertaintySums {
         let dpsi = atan2(d.x * (-e.z) - (-d.z) * e.x, d.x * e.x + d.z * e.z)
         let f = wi * wj * confusion
         bearing += f * dpsi * dpsi
-        let dx = mi.x - mj.x, dz = mi.z - mj.z
+        let dx = mi.x - mj.x, dz = mi.z - mj.z, dy = mi.y - mj.y
         xx += f * dx * dx
         xz += f * dx * dz
         zz += f * dz * dz
+        yy += f * dy * dy
     }
 
-    /// `V_ψ` and `V_h = e_⊥ᵀ C_h e_⊥`.
+    /// `V_ψ`, `V_h = e_⊥ᵀ C_h e_⊥` and `V_v = e_∥ᵀ C_h e_∥ + C_yy` (`e_∥` along the line of sight).
     var uncertainty: MotionGuidance.Uncertainty {
         let x = across.x, z = across.z
-        return MotionGuidance.Uncertainty(bearingVariance: bearing, horizontalPositionVariance: xx * x * x + 2 * xz * x * z + zz * z * z)
+        let across = xx * x * x + 2 * xz * x * z + zz * z * z
+        // e_∥ = (e_⊥z, 0, −e_⊥x): e_∥ᵀ C e_∥ = xx z² − 2 xz x z + zz x².
+        let along = xx * z * z - 2 * xz * x * z + zz * x * x
+        return MotionGuidance.Uncertainty(bearingVariance: bearing, horizontalPositionVariance: across, verticalPositionVariance: along + yy)
     }
 }

@@ -19,7 +19,8 @@ extension ObjectTracker {
             minimumInterval: options.sensors.minimumFusionInterval, filter: options.distanceFilter) ?? estimate.distance
     }
 
-    /// The motion that resolves the bearing soonest (`MotionGuidance.best`), computed afresh
+    /// The motion that publishes the output asked for soonest (`MotionGuidance.best`,
+    /// ``FusionOptions/Coaching/guidanceOutput``), computed afresh
     /// at most once per ``FusionOptions/Coaching/guidanceInterval``: ranges come at the radio's
     /// measured rate over ``FusionOptions/Coaching/guidanceWalkingSpeed``.
     mutating func currentGuidance(at t: Double, antennaInWorld: Vector3, worldFromDevice: Quaternion,
@@ -40,13 +41,17 @@ extension ObjectTracker {
                                             variance: options.sensors.azimuthStandardDeviation * options.sensors.azimuthStandardDeviation)
                 : nil
             // What withholds the angle: its bearing, and (unless the bearing alone publishes it)
-            // the horizontal position across the line of sight (`ConvergenceAnalysis`).
-            let positionLimit = options.coaching.publishesAngleByBearingAlone ? nil
-                : max(options.coaching.horizontalPositionThreshold, options.coaching.positionThresholdFractionOfDistance * distance)
+            // the horizontal position across the line of sight (`ConvergenceAnalysis`);
+            // `worldTransform` asks for the horizontal position and the height too.
+            let wantsPosition = options.coaching.guidanceOutput == .worldTransform
+            let fromDistance = options.coaching.positionThresholdFractionOfDistance * distance
+            let positionLimit = options.coaching.publishesAngleByBearingAlone && !wantsPosition ? nil
+                : max(options.coaching.horizontalPositionThreshold, fromDistance)
+            let verticalLimit = wantsPosition ? max(options.coaching.verticalPositionThreshold, fromDistance) : nil
             guidance = MotionGuidance.best(mixture: mixture, antennaInWorld: antennaInWorld, worldFromDevice: worldFromDevice,
                                            rangeVariance: options.rangeVariance(measured: distance),
                                            rangesPerMetre: rangesPerMetre,
-                                           threshold: options.coaching.horizontalAngleThreshold, positionLimit: positionLimit,
+                                           threshold: options.coaching.horizontalAngleThreshold, positionLimit: positionLimit, verticalLimit: verticalLimit,
                                            directions: directions, previous: guidance?.direction)
             guidanceTime = t
         }
@@ -115,7 +120,10 @@ extension ObjectTracker {
             }
         }
         if phase == .tracking, horizontalAvailable { estimate.velocity = publishedVelocity }
-        if !horizontalAvailable, options.coaching.guidanceInterval > 0 {
+        // Guidance while the output the app asks for is withheld (`worldTransform` is published
+        // once converged, below).
+        let wantsPosition = options.coaching.guidanceOutput == .worldTransform
+        if options.coaching.guidanceInterval > 0, !horizontalAvailable || (wantsPosition && !status.isConverged) {
             estimate.guidance = currentGuidance(at: t, antennaInWorld: antennaInWorld, worldFromDevice: devicePose.worldFromDevice,
                                                 capabilities: context.capabilities, options: options)
         } else {

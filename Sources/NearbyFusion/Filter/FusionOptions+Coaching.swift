@@ -11,6 +11,9 @@ extension FusionOptions {
         /// The pace at which a user follows guidance, m/s: with the radio's rate, how many
         /// ranges a step of guidance brings.
         public var guidanceWalkingSpeed: Double = 0.7
+        /// The output the guidance works toward: `horizontalAngle` (the default; none once it
+        /// is published) or `worldTransform` (the height too; none once it is published).
+        public var guidanceOutput = MotionGuidance.Output.horizontalAngle
         /// Whether `horizontalAngle` is published once its bearing σ alone is within
         /// ``horizontalAngleThreshold`` (`true`), or only once the horizontal position is resolved
         /// too (`false`: the bearing *and* the position across the line of sight within

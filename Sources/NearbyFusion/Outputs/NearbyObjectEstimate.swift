@@ -31,9 +31,10 @@ public struct NearbyObjectEstimate: Sendable, Hashable {
     /// What the engine knows of the object's motion (the app's hint when it gave one); `nil`
     /// when camera assistance is off (the estimate format's `motion`).
     public var motion: MotionActivityState?
-    /// Which way to move the device, and how far, to resolve the object's bearing soonest
-    /// (beyond Nearby Interaction, whose reasons say only what is missing); `nil` once the
-    /// horizontal angle is published, before any estimate, and when camera assistance is off
+    /// Which way to move the device, and how far, to get the object's `horizontalAngle` (or,
+    /// with ``FusionOptions/Coaching/guidanceOutput``, its `worldTransform`) soonest (beyond
+    /// Nearby Interaction, whose reasons say only what is missing); `nil` once that output is
+    /// published, before any estimate, and when camera assistance is off
     /// (``FusionOptions/Coaching/guidanceInterval``).
     public var guidance: MotionGuidance?
 

@@ -19,6 +19,9 @@ public struct SimulatedUser: Sendable, Hashable {
         case reasons
         /// The guidance's steps while there is guidance; the reasons' sweeps otherwise.
         case guidance
+        /// As `guidance`, with an app that asks the guidance for `worldTransform`
+        /// (``FusionOptions/Coaching/guidanceOutput``): steps until the position is published.
+        case guidanceToWorldTransform = "guidance to worldTransform"
     }
 
     /// What the user follows.
@@ -91,11 +94,13 @@ public enum ClosedLoop {
     public static func run(_ base: SimulationScenario, user: SimulatedUser, seconds: Double = 40,
                            options: FusionOptions = FusionOptions()) -> ClosedLoopResult {
         var scenario = base
+        var options = options
+        if user.policy == .guidanceToWorldTransform { options.coaching.guidanceOutput = .worldTransform }
         let path = SteerablePath()
         scenario.trajectory = path
         scenario.motionHints = []
         var simulation = SteppedSimulation(scenario)
-        var noise = NoiseStream(seed: scenario.seed, source: "user." + user.policy.rawValue)
+        var noise = NoiseStream(seed: scenario.seed, source: "user." + (user.policy == .reasons ? "reasons" : "guidance"))
         guard let object = scenario.objects.first else { return ClosedLoopResult(metresWalked: 0) }
         var driver: ReplayDriver?
         var result = ClosedLoopResult(metresWalked: 0)
@@ -135,7 +140,7 @@ public enum ClosedLoop {
     /// The motion `user` makes on `estimate`: a step of the guidance (its length off by the
     /// user's overshoot, the wrong way now and then) or a sweep for the reasons.
     static func motion(for estimate: NearbyObjectEstimate, user: SimulatedUser, noise: inout NoiseStream) -> MotionSegment {
-        if user.policy == .guidance, let g = estimate.guidance {
+        if user.policy != .reasons, let g = estimate.guidance {
             let length = g.distanceMetres * max(0.2, 1 + noise.gaussian(standardDeviation: user.overshoot))
             var direction = g.direction
             if noise.uniform(0, 1) < user.wrongDirectionProbability {
