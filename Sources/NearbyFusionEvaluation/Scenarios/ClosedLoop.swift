@@ -20,7 +20,7 @@ public struct SimulatedUser: Sendable, Hashable {
         /// The guidance's steps while there is guidance; the reasons' sweeps otherwise.
         case guidance
         /// As `guidance`, with an app that asks the guidance for `worldTransform`
-        /// (``FusionOptions/Coaching/guidanceOutput``): steps until the position is published.
+        /// (`FusionOptions.Coaching.guidanceOutput`): steps until the position is published.
         case guidanceToWorldTransform = "guidance to worldTransform"
     }
 
