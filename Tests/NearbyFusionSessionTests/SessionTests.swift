@@ -60,15 +60,21 @@ struct SessionTests {
         #expect((error as? NIError)?.code == NIError.invalidARConfiguration)
     }
 
-    @Test func anAccessorySessionFromTheSimulatorConverges() async throws {
-        let source = SimulatedSource(scenario: ScenarioCatalogue.coached(seed: 1))
+    /// Runs an accessory session over a simulated scenario to its end: the session (still
+    /// running) and every event its delegate received.
+    static func runToEnd(_ scenario: SimulationScenario) async throws -> (session: NISession, events: [NISessionEvent]) {
+        let source = SimulatedSource(scenario: scenario)
         let session = NISession(source: source)
         let delegate = RecordingDelegate()
         session.delegate = delegate
         session.run(try Self.accessory())
         while !source.isFinished { try await Task.sleep(for: .milliseconds(5)) }
         session.waitUntilIdle()
-        let events = delegate.events
+        return (session, delegate.events)
+    }
+
+    @Test func anAccessorySessionFromTheSimulatorConverges() async throws {
+        let (session, events) = try await Self.runToEnd(ScenarioCatalogue.coached(seed: 1))
         #expect(events.first == .didStartRunning)
         let updates = events.compactMap { if case .didUpdate(let o) = $0 { return o.first } else { return nil } }
         #expect(updates.count > 90)
@@ -83,14 +89,8 @@ struct SessionTests {
     /// The guidance reaches the app on each object: a step to take while the angle is missing
     /// (within the first 2 s of a coached sweep), none once it is published.
     @Test func objectsCarryTheGuidanceUntilTheAngle() async throws {
-        let source = SimulatedSource(scenario: ScenarioCatalogue.coached(seed: 2))
-        let session = NISession(source: source)
-        let delegate = RecordingDelegate()
-        session.delegate = delegate
-        session.run(try Self.accessory())
-        while !source.isFinished { try await Task.sleep(for: .milliseconds(5)) }
-        session.waitUntilIdle()
-        let updates = delegate.events.compactMap { if case .didUpdate(let o) = $0 { return o.first } else { return nil } }
+        let (session, events) = try await Self.runToEnd(ScenarioCatalogue.coached(seed: 2))
+        let updates = events.compactMap { if case .didUpdate(let o) = $0 { return o.first } else { return nil } }
         #expect(updates.prefix(20).contains { $0.guidance != nil && $0.horizontalAngle == nil })
         #expect(updates.allSatisfy { $0.horizontalAngle == nil || $0.guidance == nil })
         session.invalidate()
