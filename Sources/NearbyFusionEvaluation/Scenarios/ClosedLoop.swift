@@ -158,8 +158,12 @@ public enum ClosedLoop {
             switch direction {
             case .forward: return .walk(duration: duration, distance: length)
             case .back: return .walk(duration: duration, distance: -length)
-            case .right: return .sidestep(duration: duration, distance: length)
-            case .left: return .sidestep(duration: duration, distance: -length)
+            // Half a metre or less to the side is a move of the hand: briskly from the start, as
+            // a sweep starts (a quarter period, ending at the step's length); further, a sidestep.
+            case .right, .left:
+                let signed = direction == .right ? length : -length
+                return length <= 0.5 ? .sweepSideways(duration: duration, amplitude: signed, period: 4 * duration, arcDepth: 0)
+                    : .sidestep(duration: duration, distance: signed)
             // A raise (or lowering) of the hand: a quarter period of an up-and-down sweep ends at its amplitude.
             case .up: return .sweepUpDown(duration: 0.8, amplitude: min(length, 0.4), period: 3.2)
             case .down: return .sweepUpDown(duration: 0.8, amplitude: -min(length, 0.4), period: 3.2)
