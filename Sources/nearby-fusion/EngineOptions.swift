@@ -33,7 +33,17 @@ struct EngineOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The speed, m/s, at which an accessory no direction reaches (a Channel Sounding tag) is taken to be carried while the app says it moves: its fresh acquisition, once it stops, starts from where it was, widened by that speed times the time it moved. 0 acquires it afresh with no prior. See FusionOptions.carry.speed.", valueName: "M/S"))
     var carrySpeed = FusionOptions().carry.speed
 
+    @Option(help: ArgumentHelp("How often, seconds, an object's guidance (where to move the device, and how far) is computed afresh while its output is withheld; 0 computes none. See FusionOptions.coaching.guidanceInterval.", valueName: "SECONDS"))
+    var guidanceInterval = FusionOptions().coaching.guidanceInterval
+
+    @Option(help: ArgumentHelp("The output the guidance works toward: horizontalAngle (the default) or worldTransform (guided on until the position is published). See FusionOptions.coaching.guidanceOutput.", valueName: "OUTPUT"))
+    var guidanceOutput = FusionOptions().coaching.guidanceOutput.rawValue
+
     func validate() throws {
+        guard guidanceInterval.isFinite, guidanceInterval >= 0 else { throw ValidationError("--guidance-interval must be a number of seconds, 0 or more") }
+        guard MotionGuidance.Output(rawValue: guidanceOutput) != nil else {
+            throw ValidationError("--guidance-output must be horizontalAngle or worldTransform")
+        }
         guard steadyWalk.isFinite, steadyWalk >= 0 else { throw ValidationError("--steady-walk must be an acceleration intensity in m²/s³, 0 or more") }
         guard rangeBias.isFinite, rangeBias >= 0 else { throw ValidationError("--range-bias must be a number of metres, 0 or more") }
         guard stationaryDecision.isFinite, stationaryDecision >= 0.5, stationaryDecision <= 1 else { throw ValidationError("--stationary-decision must be a probability from 0.5 to 1") }
@@ -56,6 +66,8 @@ struct EngineOptions: ParsableArguments {
         o.acquisition.vioDriftFraction = batchDrift
         o.acquisition.relinearisationTolerance = relinearisation
         o.carry.speed = carrySpeed
+        o.coaching.guidanceInterval = guidanceInterval
+        o.coaching.guidanceOutput = MotionGuidance.Output(rawValue: guidanceOutput) ?? .horizontalAngle
         if let t = csAngleThreshold { o.channelSounding.angleThreshold = Angle.radians(degrees: t) }
         return o
     }

@@ -25,10 +25,11 @@ struct MotionGuidanceTests {
         #expect(g.direction == .forward || g.direction == .back, "\(g)")
         #expect(g.distanceMetres <= 1, "\(g)")
         #expect(g.expectedBearingStandardDeviation <= Angle.radians(degrees: 3))
-        // Along the line travelled the mirror stays: the expected spread is the whole 127°.
+        // Along the line travelled the mirror stays: the expected spread is the whole 127°
+        // (a squared chord of 2(1 − cos 127°) = 3.2 between the two, weighed ¼).
         let along = MotionGuidance.expectedUncertainty(mixture: m, start: .zero, step: Vector3(0.1, 0, 0), count: 10,
                                                        rangeVariance: 0.06 * 0.06, across: Vector3(1, 0, 0)).bearingVariance
-        #expect(along.squareRoot() > 1, "\(along.squareRoot()) rad")
+        #expect(along > 0.25 * 3.2 - 1e-6, "\(along) rad²")
     }
 
     /// One hypothesis 5 m ahead whose position is uncertain across the line of sight (σ 1 m

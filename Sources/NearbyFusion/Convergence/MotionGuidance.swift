@@ -179,7 +179,8 @@ extension MotionGuidance {
         if along.lengthSquared < 1e-6 { along = Vector3(0, 0, -1) }
         along = along.normalized
         let across = Vector3(-along.z, 0, along.x)
-        let now = Selection(mixture, floor: floor).uncertainty(from: a, across: across)
+        let selection = Selection(mixture, floor: floor)
+        let now = selection.uncertainty(from: a, across: across)
             .cost(threshold: threshold, positionLimit: positionLimit, verticalLimit: verticalLimit)
         guard now.isFinite else { return nil }
         // Per direction, the uncertainty at each candidate length, and its cost.
@@ -188,10 +189,10 @@ extension MotionGuidance {
         var units = InlineArray<6, Vector3>(repeating: .zero)
         for (d, direction) in Direction.allCases.enumerated() {
             units[d] = worldDirection(direction, worldFromDevice: worldFromDevice)
-            scores[d] = directionScores(mixture: mixture, start: a, unit: units[d],
+            scores[d] = directionScores(selection, start: a, unit: units[d],
                                         rangeVariance: rangeVariance / (rangesPerMetre * pathSpacing), directions: directions,
                                         directionVariance: (directions?.variance ?? 0) / (rangesPerMetre * pathSpacing),
-                                        across: across, minimumWeight: floor)
+                                        across: across)
             for l in 0..<candidateLengths.count {
                 let c = scores[d][l].cost(threshold: threshold, positionLimit: positionLimit, verticalLimit: verticalLimit)
                 costs[d][l] = c.isFinite ? c : .infinity
@@ -236,8 +237,16 @@ extension MotionGuidance {
     @_spi(Internals) public static func directionScores(mixture: PositionMixture, start: Vector3, unit: Vector3, rangeVariance sigma2: Double,
                                                         directions: Directions? = nil, directionVariance: Double = 0,
                                                         across: Vector3, minimumWeight floor: Double) -> InlineArray<6, Uncertainty> {
+        directionScores(Selection(mixture, floor: floor), start: start, unit: unit, rangeVariance: sigma2, directions: directions,
+                        directionVariance: directionVariance, across: across)
+    }
+
+    /// ``directionScores(mixture:start:unit:rangeVariance:directions:directionVariance:across:minimumWeight:)``
+    /// over hypotheses already selected.
+    static func directionScores(_ selected: Selection, start: Vector3, unit: Vector3, rangeVariance sigma2: Double,
+                                directions: Directions?, directionVariance: Double, across: Vector3) -> InlineArray<6, Uncertainty> {
         var out = InlineArray<6, Uncertainty>(repeating: .unknown)
-        var selection = Selection(mixture, floor: floor)
+        var selection = selected
         guard selection.count > 0 else { return out }
         let n = selection.count
         let weights = selection.weights, means = selection.means
@@ -267,12 +276,14 @@ extension MotionGuidance {
             }
             guard next < candidateLengths.count, abs(Double(k) * pathSpacing - candidateLengths[next]) < 1e-9 else { continue }
             var sums = UncertaintySums(across: across)
+            var bearings = InlineArray<12, (Double, Double)>(repeating: (0, 0))
+            for i in 0..<n { bearings[i] = UncertaintySums.horizontalUnit(means[i] - p) }
             pair = 0
             for i in 0..<n {
                 sums.addOwn(weight: weights[i], mean: means[i], covariance: selection.information[i].inverse, from: p)
                 for j in (i + 1)..<max(n, i + 1) {
                     let directionPart = directions == nil ? 0 : pairDirection[pair] / (8 * directionVariance)
-                    sums.addPair(weights[i], means[i], weights[j], means[j], from: p,
+                    sums.addPair(weights[i], means[i], bearings[i], weights[j], means[j], bearings[j],
                                  confusion: exp(-pairDistance[pair] / (8 * sigma2) - directionPart))
                     pair += 1
                 }
@@ -305,7 +316,7 @@ extension MotionGuidance {
     /// mixture `Σ wᵢ N(μᵢ, Pᵢ)`: from `start` in `count` steps of `step` (world frame,
     /// metres), a range at each `pₖ = start + k step`, `k = 1…count`, seen from the path's end:
     ///
-    /// `V_ψ = Σᵢ wᵢ gᵢᵀ P⁺ᵢ gᵢ + Σ_{i<j} wᵢ wⱼ (ψᵢ − ψⱼ)² exp(−Bᵢⱼ)`,
+    /// `V_ψ = Σᵢ wᵢ gᵢᵀ P⁺ᵢ gᵢ + Σ_{i<j} wᵢ wⱼ δᵢⱼ² exp(−Bᵢⱼ)`, `δᵢⱼ² = 2(1 − cos(ψᵢ − ψⱼ))`,
     /// `C = Σᵢ wᵢ P⁺ᵢ + Σ_{i<j} wᵢ wⱼ (μᵢ − μⱼ)(μᵢ − μⱼ)ᵀ exp(−Bᵢⱼ)`, `V_h = e_⊥ᵀ C e_⊥`,
     /// `V_v = e_∥ᵀ C e_∥ + C_yy`
     ///
@@ -318,7 +329,8 @@ extension MotionGuidance {
     ///   the line of sight (`across`) and `e_∥` the one along it — along it the range pins the
     ///   position down but for the elevation ↔ distance trade-off, which with the height is
     ///   the vertical sweep's to resolve (`V_v`);
-    /// - the spread between hypotheses (`Σ_{i<j} wᵢwⱼ (ψᵢ − ψⱼ)²` is `Σ wᵢ (ψᵢ − ψ̄)²` for
+    /// - the spread between hypotheses (`δᵢⱼ²`, the squared chord between two bearings, is
+    ///   `(ψᵢ − ψⱼ)²` to second order, and `Σ_{i<j} wᵢwⱼ (ψᵢ − ψⱼ)²` is `Σ wᵢ (ψᵢ − ψ̄)²` for
     ///   small spreads, and likewise for the means), each pair discounted by the chance the
     ///   ranges still confuse them, `exp(−Bᵢⱼ)` with the Bhattacharyya distance of the two
     ///   range sequences they predict, `Bᵢⱼ = Σₖ (‖μᵢ − pₖ‖ − ‖μⱼ − pₖ‖)² / (8σ²)` (plus, with
@@ -457,11 +469,25 @@ struct UncertaintySums {
 
     /// A pair's spread, discounted by the chance `confusion` the ranges still confuse them.
     mutating func addPair(_ wi: Double, _ mi: Vector3, _ wj: Double, _ mj: Vector3, from p: Vector3, confusion: Double) {
-        let d = mi - p, e = mj - p
-        // ψᵢ − ψⱼ from the two horizontal directions, wrapped to (−π, π].
-        let dpsi = atan2(d.x * (-e.z) - (-d.z) * e.x, d.x * e.x + d.z * e.z)
+        addPair(wi, mi, Self.horizontalUnit(mi - p), wj, mj, Self.horizontalUnit(mj - p), confusion: confusion)
+    }
+
+    /// The horizontal unit vector toward `d` (x, z), or (0, 0) straight above or below.
+    @inline(__always)
+    static func horizontalUnit(_ d: Vector3) -> (Double, Double) {
+        let n = (d.x * d.x + d.z * d.z).squareRoot()
+        return n > 1e-9 ? (d.x / n, d.z / n) : (0, 0)
+    }
+
+    /// A pair's spread with the bearings' horizontal unit vectors `ui`, `uj` given: `(ψᵢ − ψⱼ)²`
+    /// taken as the squared chord `‖ûᵢ − ûⱼ‖² = 2(1 − cos(ψᵢ − ψⱼ))` — the same to second
+    /// order, 4 for a mirror straight behind, and no arc tangent per pair.
+    @inline(__always)
+    mutating func addPair(_ wi: Double, _ mi: Vector3, _ ui: (Double, Double), _ wj: Double, _ mj: Vector3, _ uj: (Double, Double),
+                          confusion: Double) {
+        let chord2 = 2 * (1 - (ui.0 * uj.0 + ui.1 * uj.1))
         let f = wi * wj * confusion
-        bearing += f * dpsi * dpsi
+        bearing += f * chord2
         let dx = mi.x - mj.x, dz = mi.z - mj.z, dy = mi.y - mj.y
         xx += f * dx * dx
         xz += f * dx * dz
