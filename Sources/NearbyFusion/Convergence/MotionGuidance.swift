@@ -1,11 +1,13 @@
 import Foundation
 
-/// Which way to move the device, and how far, so that an object's `horizontalAngle` is
-/// published soonest — an extension of this framework beside Nearby Interaction's
-/// convergence reasons, which say what is missing but not where to go.
+/// Which way to move the device, and how far, so that an object's `horizontalAngle` (or,
+/// when the app asks, its `worldTransform`) is published soonest — an extension of this
+/// framework beside Nearby Interaction's convergence reasons, which say what is missing but
+/// not where to go.
 ///
-/// Published while the object has no `horizontalAngle` and a position estimate exists
-/// (``NearbyObjectEstimate/guidance``), `nil` once the angle is published.
+/// Published while that output is withheld and a position estimate exists
+/// (``NearbyObjectEstimate/guidance``, ``FusionOptions/Coaching/guidanceOutput``), `nil` once
+/// it is published.
 public struct MotionGuidance: Sendable, Hashable {
     /// Where to move, as people move: in the device's horizontal plane, or up and down.
     public enum Direction: String, Sendable, Hashable, CaseIterable {
