@@ -111,13 +111,9 @@ struct Accuracy: ParsableCommand {
         for loop in ClosedLoop.scenarios where scenario.isEmpty || scenario.contains(loop.name) {
             var byPolicy: [SimulatedUser.Policy: [ClosedLoopResult]] = [:]
             for policy in SimulatedUser.Policy.allCases {
-                let results = Mutex([ClosedLoopResult?](repeating: nil, count: seeds))
-                DispatchQueue.concurrentPerform(iterations: seeds) { k in
-                    let result = ClosedLoop.run(loop.make(UInt64(k + 1)), user: SimulatedUser(policy: policy), seconds: ClosedLoop.runSeconds,
-                                                options: options)
-                    results.withLock { $0[k] = result }
+                let list = Self.inParallel(seeds) { k in
+                    ClosedLoop.run(loop.make(UInt64(k + 1)), user: SimulatedUser(policy: policy), seconds: ClosedLoop.runSeconds, options: options)
                 }
-                let list = results.withLock { $0 }.map { $0! }
                 byPolicy[policy] = list
                 loopRows.append(Self.closedLoopRow(loop.name, policy: policy, list))
             }
@@ -170,13 +166,21 @@ struct Accuracy: ParsableCommand {
     /// order; `finished` is called as each one ends.
     static func runs(_ make: @Sendable (UInt64) -> SimulationScenario, seeds: Range<Int>, options: FusionOptions, vioDrift: Double?,
                      exactPosteriorUntil posterior: Double?, finished: @Sendable () -> Void = {}) -> [ScenarioRun] {
-        let results = Mutex([ScenarioRun?](repeating: nil, count: seeds.count))
-        DispatchQueue.concurrentPerform(iterations: seeds.count) { k in
+        inParallel(seeds.count) { k in
             var scenario = make(UInt64(seeds.lowerBound + k + 1))
             if let vioDrift { scenario.vio.driftFraction = vioDrift }
             let run = ScenarioRun(scenario, options: options, exactPosteriorUntil: posterior)
-            results.withLock { $0[k] = run }
             finished()
+            return run
+        }
+    }
+
+    /// `body(0) … body(count − 1)` on every core, collected in index order.
+    static func inParallel<T: Sendable>(_ count: Int, _ body: @Sendable (Int) -> T) -> [T] {
+        let results = Mutex([T?](repeating: nil, count: count))
+        DispatchQueue.concurrentPerform(iterations: count) { k in
+            let value = body(k)
+            results.withLock { $0[k] = value }
         }
         return results.withLock { $0 }.map { $0! }
     }

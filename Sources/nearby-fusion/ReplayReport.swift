@@ -18,7 +18,7 @@ enum ReplayReport {
     /// "move forward 0.75 m (bearing σ 2.1° after)", or "none".
     static func guidanceText(_ g: MotionGuidance?) -> String {
         guard let g else { return "none" }
-        return "move \(g.direction.rawValue) \(f(g.distanceMetres)) m (bearing σ \(f(Angle.degrees(radians: g.expectedBearingStandardDeviation), 1))° after)"
+        return "\(g.advice) (bearing σ \(f(Angle.degrees(radians: g.expectedBearingStandardDeviation), 1))° after)"
     }
 
     static func text(_ s: ReplaySummary) -> String {

@@ -102,10 +102,7 @@ import Foundation
         // the line of sight the range pins the position down, so what uncertainty remains
         // there is the elevation ↔ horizontal-distance trade-off on the range sphere: a
         // vertical-geometry problem, coached as a vertical sweep.
-        var along = Vector3(m.meanInWorld.x - a.x, 0, m.meanInWorld.z - a.z)
-        if along.lengthSquared < 1e-6 { along = Vector3(0, 0, -1) }
-        along = along.normalized
-        let across = Vector3(-along.z, 0, along.x)
+        let (along, across) = Self.horizontalAxes(toward: m.meanInWorld, from: a)
 
         let distance = (m.meanInWorld - a).length
         let hScale = (previous.horizontal ? options.coaching.hysteresis : 1)
@@ -156,6 +153,15 @@ import Foundation
             horizontalAngleStandardDeviation: m.bearingSigma, verticalCategory: category,
             probabilityAbove: m.above, probabilityBelow: m.below, probabilitySame: m.same,
             principalAxes: local.axes, movementExtent: extent)
+    }
+
+    /// The horizontal unit vectors along the line of sight from `a` to `mean` (world frame;
+    /// straight ahead, `−Z`, when `mean` is above or below `a`) and across it, `(−along_z, 0, along_x)`.
+    static func horizontalAxes(toward mean: Vector3, from a: Vector3) -> (along: Vector3, across: Vector3) {
+        var along = Vector3(mean.x - a.x, 0, mean.z - a.z)
+        if along.lengthSquared < 1e-6 { along = Vector3(0, 0, -1) }
+        along = along.normalized
+        return (along, Vector3(-along.z, 0, along.x))
     }
 
     /// What the assessment reads from the mixture `Σ wᵢ N(μᵢ, Pᵢ)`, seen from the antenna `a`.

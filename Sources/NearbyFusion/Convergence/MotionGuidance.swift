@@ -47,6 +47,17 @@ public struct MotionGuidance: Sendable, Hashable {
 }
 
 extension MotionGuidance {
+    /// The step in words: "forward 0.75 m".
+    public var stepText: String { "\(direction.rawValue) \(String(format: "%.2f", distanceMetres)) m" }
+    /// The advice in words: "move forward 0.75 m".
+    public var advice: String { "move " + stepText }
+
+    /// Whether `other` advises another motion: another direction or another distance (`nil`:
+    /// no advice, which differs from any).
+    public func differs(from other: MotionGuidance?) -> Bool {
+        direction != other?.direction || distanceMetres != other?.distanceMetres
+    }
+
     /// What a motion is expected to leave of the estimate's uncertainty: the bearing's
     /// variance, radians², and the largest variance of the horizontal position, m².
     @_spi(Internals) public struct Uncertainty: Sendable, Hashable {
@@ -96,13 +107,23 @@ extension MotionGuidance {
             self.variance = variance
         }
 
-        /// The unit vector from `p` to `mean`, and whether it lies inside the cone.
+        /// The unit vector from `p` to `mean`, its squared distance (m²), and whether it lies
+        /// inside the cone.
         @inline(__always)
-        func seen(_ mean: Vector3, from p: Vector3) -> (unit: Vector3, inside: Bool) {
+        func seen(_ mean: Vector3, from p: Vector3) -> Sight {
             let d = mean - p
-            let r = d.length
-            guard r > 1e-6 else { return (.zero, false) }
-            return ((1 / r) * d, d.dot(forwardInWorld) >= coneCosine * r)
+            let r2 = d.lengthSquared
+            let r = r2.squareRoot()
+            guard r > 1e-6 else { return Sight(unit: .zero, distanceSquared: r2, inside: false) }
+            return Sight(unit: (1 / r) * d, distanceSquared: r2, inside: d.dot(forwardInWorld) >= coneCosine * r)
+        }
+
+        /// A hypothesis seen from a point of the path (``seen(_:from:)``).
+        struct Sight {
+            var unit: Vector3
+            var distanceSquared: Double
+            var inside: Bool
+            static let none = Sight(unit: .zero, distanceSquared: 0, inside: false)
         }
 
         /// What a direction measured from `p` tells two hypotheses apart, `Δ²` (radians²,
@@ -110,21 +131,17 @@ extension MotionGuidance {
         /// inside the cone (`‖uᵢ − uⱼ‖²`), 1 when only one does — a direction present or absent
         /// tells them apart — and 0 when neither does.
         @inline(__always)
-        static func separation(_ a: (unit: Vector3, inside: Bool), _ b: (unit: Vector3, inside: Bool)) -> Double {
+        static func separation(_ a: Sight, _ b: Sight) -> Double {
             if a.inside && b.inside { return (a.unit - b.unit).lengthSquared }
             return a.inside != b.inside ? 1 : 0
         }
 
-        /// Adds the information of a direction from `p` at `mean` (divided by `variance` per measurement).
+        /// Adds the information of a direction at a hypothesis seen as `sight` (inside the
+        /// cone), of variance `v` per measurement: `(I − uuᵀ)/(r² v)`.
         @inline(__always)
-        func addInformation(to information: inout Matrix3, mean: Vector3, from p: Vector3, measurementVariance v: Double) {
-            let d = mean - p
-            let r2 = d.lengthSquared
-            guard r2 > 1e-12 else { return }
-            let r = r2.squareRoot()
-            guard d.dot(forwardInWorld) >= coneCosine * r else { return }
-            let u = (1 / r) * d
-            information += (1 / (v * r2)) * (Matrix3.identity - Matrix3.outer(u, u))
+        static func addInformation(to information: inout Matrix3, sight: Sight, measurementVariance v: Double) {
+            guard sight.inside else { return }
+            information += (1 / (v * sight.distanceSquared)) * (Matrix3.identity - Matrix3.outer(sight.unit, sight.unit))
         }
     }
 
@@ -174,13 +191,8 @@ extension MotionGuidance {
                                              previous: Direction? = nil) -> MotionGuidance? {
         guard !mixture.isEmpty, rangeVariance > 0, rangesPerMetre > 0, threshold > 0 else { return nil }
         let floor = max(minimumWeight, BatchRefinement.heaviestWeight(rank: maximumHypotheses, in: mixture))
-        // Across the line of sight to the mixture's mean.
-        var mean = Vector3.zero
-        for h in mixture.hypotheses { mean += (mixture.count == 1 ? 1 : exp(h.logWeight)) * h.meanInWorld }
-        var along = Vector3(mean.x - a.x, 0, mean.z - a.z)
-        if along.lengthSquared < 1e-6 { along = Vector3(0, 0, -1) }
-        along = along.normalized
-        let across = Vector3(-along.z, 0, along.x)
+        // Across the line of sight to the mixture's mean, as the convergence analysis reads it.
+        let across = ConvergenceAnalysis.horizontalAxes(toward: mixture.moments.meanInWorld, from: a).across
         let selection = Selection(mixture, floor: floor)
         let now = selection.uncertainty(from: a, across: across)
             .cost(threshold: threshold, positionLimit: positionLimit, verticalLimit: verticalLimit)
@@ -255,7 +267,7 @@ extension MotionGuidance {
         var pairDistance = InlineArray<66, Double>(repeating: 0)
         var pairDirection = InlineArray<66, Double>(repeating: 0)
         var ranges = InlineArray<12, Double>(repeating: 0)
-        var seen = InlineArray<12, (unit: Vector3, inside: Bool)>(repeating: (.zero, false))
+        var seen = InlineArray<12, Directions.Sight>(repeating: .none)
         var next = 0
         for k in 1...pathPoints {
             let p = start + (Double(k) * pathSpacing) * unit
@@ -264,8 +276,10 @@ extension MotionGuidance {
                 let r = d.length
                 ranges[i] = r
                 if r > 1e-6 { selection.information[i] += (1 / (sigma2 * r * r)) * Matrix3.outer(d, d) }
-                directions?.addInformation(to: &selection.information[i], mean: means[i], from: p, measurementVariance: directionVariance)
-                if let directions { seen[i] = directions.seen(means[i], from: p) }
+                if let directions {
+                    seen[i] = directions.seen(means[i], from: p)
+                    Directions.addInformation(to: &selection.information[i], sight: seen[i], measurementVariance: directionVariance)
+                }
             }
             var pair = 0
             for i in 0..<n {
@@ -365,8 +379,10 @@ extension MotionGuidance {
                     let d = h.meanInWorld - (start + Double(k) * step)
                     let r = d.length
                     if r > 1e-6 { info += (1 / (sigma2 * r * r)) * Matrix3.outer(d, d) }
-                    directions?.addInformation(to: &info, mean: h.meanInWorld, from: start + Double(k) * step,
-                                               measurementVariance: directionVariance)
+                    if let directions {
+                        Directions.addInformation(to: &info, sight: directions.seen(h.meanInWorld, from: start + Double(k) * step),
+                                                  measurementVariance: directionVariance)
+                    }
                 }
             }
             sums.addOwn(weight: w / total, mean: h.meanInWorld, covariance: info.inverse, from: end)

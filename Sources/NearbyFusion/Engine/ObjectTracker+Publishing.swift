@@ -23,7 +23,8 @@ extension ObjectTracker {
     /// ``FusionOptions/Coaching/guidanceOutput``), computed afresh
     /// at most once per ``FusionOptions/Coaching/guidanceInterval``: ranges come at the radio's
     /// measured rate over ``FusionOptions/Coaching/guidanceWalkingSpeed``.
-    mutating func currentGuidance(at t: Double, antennaInWorld: Vector3, worldFromDevice: Quaternion,
+    /// `wantsPosition`: the app asks for `worldTransform`.
+    mutating func currentGuidance(at t: Double, antennaInWorld: Vector3, worldFromDevice: Quaternion, wantsPosition: Bool,
                                   capabilities: DeviceCapabilities, options: FusionOptions) -> MotionGuidance? {
         // Afresh once per interval, and as soon as the bank has halved or doubled (the first
         // directions resolve a fresh tiling within an update or two).
@@ -43,7 +44,6 @@ extension ObjectTracker {
             // What withholds the angle: its bearing, and (unless the bearing alone publishes it)
             // the horizontal position across the line of sight (`ConvergenceAnalysis`);
             // `worldTransform` asks for the horizontal position and the height too.
-            let wantsPosition = options.coaching.guidanceOutput == .worldTransform
             let fromDistance = options.coaching.positionThresholdFractionOfDistance * distance
             let positionLimit = options.coaching.publishesAngleByBearingAlone && !wantsPosition ? nil
                 : max(options.coaching.horizontalPositionThreshold, fromDistance)
@@ -125,7 +125,7 @@ extension ObjectTracker {
         let wantsPosition = options.coaching.guidanceOutput == .worldTransform
         if options.coaching.guidanceInterval > 0, !horizontalAvailable || (wantsPosition && !status.isConverged) {
             estimate.guidance = currentGuidance(at: t, antennaInWorld: antennaInWorld, worldFromDevice: devicePose.worldFromDevice,
-                                                capabilities: context.capabilities, options: options)
+                                                wantsPosition: wantsPosition, capabilities: context.capabilities, options: options)
         } else {
             guidance = nil
             guidanceTime = -.infinity

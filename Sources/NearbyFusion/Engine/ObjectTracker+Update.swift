@@ -63,8 +63,8 @@ extension ObjectTracker {
                 estimate.convergence = AlgorithmConvergence(status: .unknown)
                 estimate.verticalDirectionEstimate = .unknown
             }
-            // No estimate to refer to: the ranges of an object no direction reaches, smoothed.
-            if smoothsDistance(capabilities) {
+            // No estimate to refer to: a Channel Sounding object's ranges, smoothed.
+            if ranging == .bluetoothChannelSounding {
                 publishSmoothedDistance(into: &estimate, at: t, raw: rawDistance, reference: nil, context: context, options: context.options)
             }
             return estimate
@@ -90,22 +90,12 @@ extension ObjectTracker {
                  options: options)
         }
         publish(into: &estimate, at: t, pose: devicePose, antennaInWorld: antennaInWorld, context: context, options: options)
-        if smoothsDistance(capabilities) {
-            // The reference: the estimate's fused distance (a Channel Sounding object's
-            // `publish` has put it in `distance` already).
-            let reference = mixture.isEmpty ? nil : ranging == .bluetoothChannelSounding ? estimate.distance : fusedDistance(from: antennaInWorld)
-            publishSmoothedDistance(into: &estimate, at: t, raw: rawDistance, reference: reference, context: context, options: options)
+        if ranging == .bluetoothChannelSounding {
+            // The reference: the estimate's fused distance, which `publish` has put in `distance`.
+            publishSmoothedDistance(into: &estimate, at: t, raw: rawDistance, reference: mixture.isEmpty ? nil : estimate.distance,
+                                    context: context, options: options)
         }
         return estimate
-    }
-
-    /// Whether the published distance is `DistanceSmoother`'s: a Channel Sounding object's,
-    /// whose ranges alone carry the distance and whose radio's noise is far from certain.
-    /// UWB publishes its range as the radio gives it (and the estimate's distance once
-    /// converged), as Nearby Interaction does.
-    @inline(__always)
-    func smoothsDistance(_ capabilities: DeviceCapabilities) -> Bool {
-        ranging == .bluetoothChannelSounding
     }
 
     /// One update of an object's estimate, by phase:

@@ -34,7 +34,8 @@ import Foundation
 /// - **Published**: `ρ + g (d − ρ)` with `g = clamp((|d − ρ| / √P_dd − 1) / 1.5, 0, 1)` —
 ///   the reference while the filter's distance lies within 1σ of it, the filter's beyond 2.5σ,
 ///   a linear ramp between (no jump when the evidence turns) — but the reference alone until
-///   two of the last three fused ranges lie beyond `√R` on the side of `d − ρ`: a distance is
+///   two of the last three fused ranges lie beyond the learned σ, `√(R n/(n − 2))`, on the
+///   side of `d − ρ`: a distance is
 ///   believed to have left the estimate's only when several ranges agree, so one misreading
 ///   (and the rate it suggests, through the failed procedures after it) moves nothing. `d`
 ///   while there is no reference.
@@ -57,7 +58,7 @@ import Foundation
 ///   within ``FusionOptions/DistanceFilter/noiseScaleRange`` of the prior. The radio's variance
 ///   is `R n/(n − 2)` (``learnedVariance``). A radio three times noisier than configured is
 ///   weighed as such within about `1/(1 − λ)` ranges. A range that agrees with another of the
-///   last two to leave the reference (both beyond `√R n/(n − 2)` on one side) shows motion, not
+///   last two to leave the reference (both beyond `√(R n/(n − 2))` on one side) shows motion, not
 ///   noise: it is fused once, with the noise as it stands, and teaches the noise nothing.
 /// - **Correlated errors**: `φ = ⟨eₖ eₖ₋₁⟩ / ⟨eₖ²⟩` over the normalised innovations
 ///   `eₖ = νₖ/√sₖ` (clamped to ±3) with the same forgetting, kept in
@@ -69,7 +70,7 @@ import Foundation
 /// metres short moves nothing; the price is a still tag's error a little above the fused
 /// distance alone, as the ramp opens on noise now and then (`nearby-fusion accuracy` prints
 /// both beside the raw ranges').
-@_spi(Internals) public struct DistanceSmoother: Sendable {
+@_spi(Internals) public struct DistanceSmoother: Sendable, Hashable {
     /// `d`, metres, and `u`, m/s.
     public private(set) var distance = 0.0, rate = 0.0
     /// `P = [[P_dd, P_du], [P_du, P_uu]]` (m², m²/s, m²/s²).
@@ -90,11 +91,11 @@ import Foundation
     var lastNormalisedInnovation: Double?
 
     /// On which side of the reference the last three fused ranges lay, newest first: +1
-    /// beyond `+√R`, −1 beyond `−√R`, 0 within (or no reference).
+    /// beyond `+σ`, −1 beyond `−σ` (`σ² =` ``learnedVariance``), 0 within (or no reference).
     var newestSide: Int8 = 0, middleSide: Int8 = 0, oldestSide: Int8 = 0
 
     /// Whether the ranges have left the reference consistently on the side of `d − ρ`: two of
-    /// the last three fused ranges beyond `√R` on that side.
+    /// the last three fused ranges beyond the learned σ on that side.
     func rangesAgreeToLeave(_ difference: Double) -> Bool {
         let side: Int8 = difference > 0 ? 1 : -1
         var count = 0
@@ -243,7 +244,7 @@ import Foundation
         let ratePredicted = lambda * noiseRate + (1 - lambda) * alpha0 * priorScale2
         let nu = z - distance
         var learned = ratePredicted / shape
-        var rate = ratePredicted
+        var beta = ratePredicted
         var posterior: (d: Double, u: Double, pdd: Double, pdu: Double, puu: Double)?
         var firstS = 0.0
         for iteration in 0..<(learnsNoise ? Self.noiseIterations : 1) {
@@ -259,11 +260,11 @@ import Foundation
             let kd = pdd / denominator, ku = pdu / denominator
             let d = distance + kd * nu
             let newPdd = pdd - kd * pdd
-            posterior = (d, self.rate + ku * nu, newPdd, pdu - kd * pdu, puu - ku * pdu)
+            posterior = (d, rate + ku * nu, newPdd, pdu - kd * pdu, puu - ku * pdu)
             // `β = β⁻ + ½ w (ν⁺² + P⁺_dd)`, with the post-fit residual `ν⁺ = z − d⁺`.
             let residual = z - d
-            rate = ratePredicted + 0.5 * weight * (residual * residual + newPdd)
-            learned = rate / (shape + 0.5)
+            beta = ratePredicted + 0.5 * weight * (residual * residual + newPdd)
+            learned = beta / (shape + 0.5)
         }
         // The correlation, from the first pass's normalised innovation.
         let e = min(max(nu / firstS.squareRoot(), -3), 3)
@@ -275,10 +276,10 @@ import Foundation
             lastNormalisedInnovation = e
         }
         guard let posterior else { return }
-        (distance, self.rate, pdd, pdu, puu) = posterior
+        (distance, rate, pdd, pdu, puu) = posterior
         if learnsNoise {
             noiseShape = shape + 0.5
-            noiseRate = rate
+            noiseRate = beta
         }
     }
 

@@ -142,7 +142,7 @@ public struct CoachingExpectation: Sendable, Hashable {
 extension CoachingExpectation {
     /// "guidance forward 0.75 m", or "guidance none".
     static func guidanceText(_ g: MotionGuidance?) -> String {
-        g.map { "guidance \($0.direction.rawValue) \(String(format: "%.2f", $0.distanceMetres)) m" } ?? "guidance none"
+        g.map { "guidance " + $0.stepText } ?? "guidance none"
     }
 }
 

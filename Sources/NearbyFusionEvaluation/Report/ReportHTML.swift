@@ -213,9 +213,8 @@ public enum ReportHTML {
         for sample in o.samples {
             let g = sample.estimate.guidance
             defer { last = g }
-            guard let g, let step = sample.guidanceInWorld,
-                  g.direction != last?.direction || g.distanceMetres != last?.distanceMetres else { continue }
-            out.append((sample.time, step.origin, step.displacement, "move \(g.direction.rawValue) \(String(format: "%.2f", g.distanceMetres)) m"))
+            guard let g, let step = sample.guidanceInWorld, g.differs(from: last) else { continue }
+            out.append((sample.time, step.origin, step.displacement, g.advice))
             if out.count == maximumGuidanceArrows { break }
         }
         return out

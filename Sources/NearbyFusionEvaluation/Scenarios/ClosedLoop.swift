@@ -71,8 +71,6 @@ public enum ClosedLoop {
     public struct Scenario: Sendable {
         /// Its name in `accuracy`'s closed-loop table.
         public var name: String
-        /// What it is, for the table.
-        public var summary: String
         /// The catalogue scenario whose objects and radio it takes, by seed.
         public var make: @Sendable (UInt64) -> SimulationScenario
     }
@@ -80,12 +78,12 @@ public enum ClosedLoop {
     /// A UWB tag in front of the user, one behind, a distance-only watch's tag, a Channel
     /// Sounding tag near and far, and a still peer.
     public static let scenarios: [Scenario] = [
-        Scenario(name: "loop-uwb-in-front", summary: "UWB accessory in front", make: { ScenarioCatalogue.coached(seed: $0) }),
-        Scenario(name: "loop-uwb-behind", summary: "UWB accessory behind the user", make: { ScenarioCatalogue.behindUser(seed: $0) }),
-        Scenario(name: "loop-distance-only", summary: "watch: distance only", make: { ScenarioCatalogue.distanceOnly(seed: $0) }),
-        Scenario(name: "loop-cs-near", summary: "Channel Sounding tag, 3.9 m", make: { ScenarioCatalogue.channelSoundingTag(seed: $0) }),
-        Scenario(name: "loop-cs-far", summary: "Channel Sounding tag, 11.4 m", make: { ScenarioCatalogue.channelSoundingFar(seed: $0) }),
-        Scenario(name: "loop-still-peer", summary: "still peer", make: { ScenarioCatalogue.stillPeer(seed: $0) }),
+        Scenario(name: "loop-uwb-in-front", make: { ScenarioCatalogue.coached(seed: $0) }),
+        Scenario(name: "loop-uwb-behind", make: { ScenarioCatalogue.behindUser(seed: $0) }),
+        Scenario(name: "loop-distance-only", make: { ScenarioCatalogue.distanceOnly(seed: $0) }),
+        Scenario(name: "loop-cs-near", make: { ScenarioCatalogue.channelSoundingTag(seed: $0) }),
+        Scenario(name: "loop-cs-far", make: { ScenarioCatalogue.channelSoundingFar(seed: $0) }),
+        Scenario(name: "loop-still-peer", make: { ScenarioCatalogue.stillPeer(seed: $0) }),
     ]
 
     /// Runs `scenario`'s objects and radio with the device steered by `user` for at most

@@ -111,9 +111,10 @@ public enum RecordingReplay {
                     if status.isConverged && summary!.objects[k].firstConvergedTime == nil { summary!.objects[k].firstConvergedTime = m.timestamp }
                 }
                 let advice = estimate.guidance, last = summary!.objects[k].guidanceTimeline.last?.guidance
-                if advice?.direction != last?.direction || advice?.distanceMetres != last?.distanceMetres,
-                   advice != nil || !summary!.objects[k].guidanceTimeline.isEmpty {
+                if let advice, advice.differs(from: last) {
                     summary!.objects[k].guidanceTimeline.append((m.timestamp, advice))
+                } else if advice == nil, last != nil {
+                    summary!.objects[k].guidanceTimeline.append((m.timestamp, nil))
                 }
                 summary!.objects[k].finalEstimate = estimate
                 summary!.estimateLineCount += 1
