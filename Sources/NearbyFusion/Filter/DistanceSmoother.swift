@@ -228,8 +228,7 @@ import Foundation
     /// The weighted update, then the noise and the correlation (see the type's comment): the
     /// variational-Bayes fixed point, iterated ``noiseIterations`` times — the noise from the
     /// update's residual, the update again with that noise — as one pass from a noise too small
-    /// leaves the residual small too, and a radio three times noisier than configured was
-    /// learned as half that after twenty ranges.
+    /// leaves the residual small too, and a noisier radio than configured is learned too slowly.
     @inline(__always)
     private mutating func correct(_ z: Double, density: RangeErrorDensity, priorVariance sigma2: Double,
                                   filter: FusionOptions.DistanceFilter, learnsNoise: Bool) {
