@@ -1,22 +1,32 @@
 import Foundation
 
-// The batch of an object that may move: its position now and a constant velocity over the
-// window, solved in 3×3 blocks.
+// The batch of an object that may move: its position and a constant velocity over the
+// window, solved in 3×3 blocks, and kept between updates as a quadratic model.
 extension BatchRefinement {
     /// The normal equations of the moving batch, in 3×3 blocks: the state is `z = (x, v)`,
-    /// `x` the position now and `v` a constant velocity (world frame, metres and m/s).
-    struct MovingNormalEquations {
-        var axx = Matrix3.zero, axv = Matrix3.zero, avv = Matrix3.zero
-        var bx = Vector3.zero, bv = Vector3.zero
-        var logLikelihood = 0.0
+    /// `x` the position at the time the equations are anchored to (`now`, or a kept model's
+    /// anchor, ``MovingLinearisation/anchorTime``) and `v` a constant velocity (world frame,
+    /// metres and m/s).
+    public struct MovingNormalEquations: Sendable, Hashable {
+        /// `A_xx`, `A_xv`, `A_vv`: the blocks of the information matrix (1/m², 1/(m·m/s)… per
+        /// the state's units).
+        public var axx = Matrix3.zero, axv = Matrix3.zero, avv = Matrix3.zero
+        /// `b_x`, `b_v`: minus the gradient of the cost.
+        public var bx = Vector3.zero, bv = Vector3.zero
+        /// `Σ c log p(e)` of the residuals added.
+        public var logLikelihood = 0.0
+
+        /// No terms.
+        public init() {}
 
         /// Adds one residual `e` whose gradient with respect to the position at its time is
-        /// `g`, the entry `τ` seconds old: `∂h/∂x = g`, `∂h/∂v = −τ g`, so
-        /// `A_xx += w g gᵀ`, `A_xv −= τ w g gᵀ`, `A_vv += τ² w g gᵀ`, `b_x += w e g`,
-        /// `b_v −= τ w e g`.
-        @inline(__always)
+        /// `g`, the entry `τ` seconds older than the anchor (negative when newer):
+        /// `∂h/∂x = g`, `∂h/∂v = −τ g`, so `A_xx += w g gᵀ`, `A_xv −= τ w g gᵀ`,
+        /// `A_vv += τ² w g gᵀ`, `b_x += w e g`, `b_v −= τ w e g`. Returns the share of the
+        /// residual's density that is the inlier's, `π`.
+        @inline(__always) @discardableResult
         mutating func add(_ e: Double, variance v: Double, gradient g: Vector3, age tau: Double, multiplicity c: Double,
-                          density: RangeErrorDensity) {
+                          density: RangeErrorDensity) -> Double {
             let (w, logTerm) = BatchRefinement.robustWeight(e, variance: v, multiplicity: c, density: density)
             let ggT = w * Matrix3.outer(g, g)
             axx += ggT
@@ -25,6 +35,21 @@ extension BatchRefinement {
             bx += (w * e) * g
             bv += (-tau * w * e) * g
             logLikelihood += logTerm
+            return w * v / max(c, 1e-300)
+        }
+
+        /// `self` with the measurement sums `m` added, each scaled by `d`: `A += d A_m`,
+        /// `b += d b_m`, `log L += d log L_m`.
+        @inline(__always)
+        func adding(_ m: MovingNormalEquations, scaledBy d: Double) -> MovingNormalEquations {
+            var n = self
+            n.axx += d * m.axx
+            n.axv += d * m.axv
+            n.avv += d * m.avv
+            n.bx += d * m.bx
+            n.bv += d * m.bv
+            n.logLikelihood += d * m.logLikelihood
+            return n
         }
 
         /// Solves `A δ = b` by the Schur complement of the position block, and returns `δ`,
@@ -49,17 +74,16 @@ extension BatchRefinement {
         }
     }
 
-    /// Normal equations and robust log-likelihood of the window for the state `(x, v)` at
-    /// time `now`: each entry's residual is evaluated at the position `x − v (now − t_k)`.
-    /// The prior is the tile's, on the position at the start `t₀` of the acquisition,
-    /// `x − v τ₀ ~ N(μ₀, P₀)` (`τ₀ = now − t₀`), and `v ~ N(0, σ_v² I)`:
-    /// with `u = x − τ₀ v − μ₀` and `Λ = P₀⁻¹`, `A_xx = Λ`, `A_xv = −τ₀ Λ`,
-    /// `A_vv = τ₀² Λ + σ_v⁻² I`, `b_x = −Λ u`, `b_v = τ₀ Λ u − v/σ_v²`.
-    static func lineariseMoving(position x: Vector3, velocity v: Vector3, now: Double, start: Double,
-                                window: MeasurementWindow, k: Constants, priorInformation: Matrix3,
-                                priorMean: Vector3, velocityInformation: Double) -> MovingNormalEquations {
+    /// The prior's normal equations and cost for the state `(x, v)` anchored at `t_m`: the
+    /// tile's prior on the position at the start `t₀` of the acquisition,
+    /// `x − v τ₀ ~ N(μ₀, P₀)` (`τ₀ = t_m − t₀`), and `v ~ N(0, σ_v² I)`. With
+    /// `u = x − τ₀ v − μ₀` and `Λ = P₀⁻¹`: `A_xx = Λ`, `A_xv = −τ₀ Λ`, `A_vv = τ₀² Λ + σ_v⁻² I`,
+    /// `b_x = −Λ u`, `b_v = τ₀ Λ u − v/σ_v²`, cost `½ uᵀ Λ u + ½ |v|²/σ_v²` (exactly quadratic).
+    @inline(__always)
+    static func movingPrior(position x: Vector3, velocity v: Vector3, anchor: Double, start: Double, priorInformation: Matrix3,
+                            priorMean: Vector3, velocityInformation: Double) -> (equations: MovingNormalEquations, cost: Double) {
         var n = MovingNormalEquations()
-        let tau0 = now - start
+        let tau0 = anchor - start
         let u = x - tau0 * v - priorMean
         let lu = priorInformation * u
         n.axx = priorInformation
@@ -67,27 +91,136 @@ extension BatchRefinement {
         n.avv = (tau0 * tau0) * priorInformation + Matrix3.scaledIdentity(velocityInformation)
         n.bx = -1 * lu
         n.bv = tau0 * lu - velocityInformation * v
-        let o = k.options
-        for e in window.entries {
-            let tau = max(now - e.timestamp, 0)
-            // Fading memory: an update `τ` old counts `exp(−τ/T)` (T = movingBatchMemory).
-            let c = e.multiplicity * exp(-tau * k.inverseMemory)
-            let p = x - tau * v
-            if e.hasRange {
-                let model = o.nominalRangeModel(from: e.antennaInWorld)
-                let (r, g) = model.linearised(at: p)
-                if r > 1e-6 {
-                    n.add(model.residual(e.rangeMetres, r), variance: model.variance, gradient: g, age: tau, multiplicity: c,
-                          density: k.rangeDensity)
-                }
-            }
-            forEachDirectionResidual(of: e, at: p, k: k) { residual, variance, g in
-                n.add(residual, variance: variance, gradient: g, age: tau, multiplicity: c, density: k.angleDensity)
-            }
-        }
-        return n
+        return (n, 0.5 * u.dot(lu) + 0.5 * velocityInformation * v.lengthSquared)
     }
 
+    /// Adds the terms of `entries` for the state `(x, v)` anchored at `t_m` to `n`: each
+    /// entry's residuals evaluated at the position `x − v (t_m − t_k)`, weighed by the fading
+    /// memory relative to the anchor, `c_k = m_k exp((t_k − t_m)/T)` (`m_k` its multiplicity,
+    /// `T` = ``FusionOptions/Motion/movingBatchMemory``), so that at a later `now` the
+    /// window's faded sums are these times `exp(−(now − t_m)/T)`. Returns the least inlier
+    /// share `π` of the ranges added (1 without any) and whether an entry's direction is
+    /// missing.
+    @inline(__always) @discardableResult
+    static func addMoving<C: Collection<WindowEntry>>(_ entries: C, position x: Vector3, velocity v: Vector3, anchor: Double,
+                                                      k: Constants, to n: inout MovingNormalEquations) -> (share: Double, missing: Bool) {
+        var share = 1.0, missing = false
+        for e in entries {
+            let tau = anchor - e.timestamp
+            share = min(share, addMoving(e, weight: e.multiplicity * exp(-tau * k.inverseMemory), age: tau, position: x,
+                                         velocity: v, k: k, to: &n))
+            missing = missing || (e.directionMissing && e.direction == .none)
+        }
+        return (share, missing)
+    }
+
+    /// One entry's terms (``addMoving(_:position:velocity:anchor:k:to:)``) with its faded weight
+    /// `c` and its age `τ` relative to the anchor given; returns its ranges' inlier share.
+    @inline(__always) @discardableResult
+    static func addMoving(_ e: WindowEntry, weight c: Double, age tau: Double, position x: Vector3, velocity v: Vector3,
+                          k: Constants, to n: inout MovingNormalEquations) -> Double {
+        var share = 1.0
+        let p = x - tau * v
+        if e.hasRange {
+            let model = k.options.nominalRangeModel(from: e.antennaInWorld)
+            let (r, g) = model.linearised(at: p)
+            if r > 1e-6 {
+                share = n.add(model.residual(e.rangeMetres, r), variance: model.variance, gradient: g, age: tau, multiplicity: c,
+                              density: k.rangeDensity)
+            }
+        }
+        forEachDirectionResidual(of: e, at: p, k: k) { residual, variance, g in
+            n.add(residual, variance: variance, gradient: g, age: tau, multiplicity: c, density: k.angleDensity)
+        }
+        return share
+    }
+
+    /// Normal equations and cost of the whole window for the state `(x, v)` at `now`
+    /// (``movingPrior(position:velocity:anchor:start:priorInformation:priorMean:velocityInformation:)``
+    /// plus every entry, ``addMoving(_:position:velocity:anchor:k:to:)``, with the entries'
+    /// faded weights `m_k exp(−(now − t_k)/T)` computed once per refinement,
+    /// ``MovingProblem/fadedWeights``), and the window's terms alone (what a kept model
+    /// starts from).
+    static func lineariseMoving(position x: Vector3, velocity v: Vector3, priorInformation: Matrix3, priorMean: Vector3,
+                                problem p: MovingProblem)
+        -> (total: MovingNormalEquations, cost: Double, measurements: MovingNormalEquations, missing: Bool) {
+        var m = MovingNormalEquations()
+        var missing = false
+        p.window.entries.withUnsafeBufferPointer { entries in
+            for j in entries.indices {
+                let e = entries[j]
+                addMoving(e, weight: p.fadedWeights[j], age: p.now - e.timestamp, position: x, velocity: v, k: p.k, to: &m)
+                missing = missing || (e.directionMissing && e.direction == .none)
+            }
+        }
+        let prior = movingPrior(position: x, velocity: v, anchor: p.now, start: p.start, priorInformation: priorInformation,
+                                priorMean: priorMean, velocityInformation: p.velocityInformation)
+        return (prior.equations.adding(m, scaledBy: 1), prior.cost - m.logLikelihood, m, missing)
+    }
+}
+
+/// One hypothesis's moving batch kept between updates: the window's terms linearised at a
+/// point `(x̂, v̂)` anchored at a time `t_m` (``BatchRefinement/addMoving(_:position:velocity:anchor:k:to:)``),
+/// so that a new update adds its own terms and nothing else is recomputed — the moving
+/// counterpart of ``BatchLinearisation``.
+///
+/// The fading memory is what makes this possible: every entry's weight falls by the same
+/// factor `exp(−Δt/T)` as time passes, so the window's sums at `now` are the kept sums times
+/// `d = exp(−(now − t_m)/T)`, and the model of the whole cost at `now` is
+/// `f(x̂ + δx, v̂ + δv) ≈ f₀(δ) + d (−log L_m − b_mᵀδ + ½ δᵀ A_m δ)`, `f₀` the prior's exact
+/// quadratic. The model is rebuilt at the minimum — the window linearised afresh, anchored at
+/// `now` — when the step moves a position the window reads by more than the linearisation
+/// holds for, when a new range is an outlier at the model's point, and whenever the window is
+/// reshaped.
+@_spi(Internals) public struct MovingLinearisation: Sendable, Hashable {
+    /// `x̂`, the position at ``anchorTime``, world frame, metres.
+    public var position = Vector3.zero
+    /// `v̂`, world frame, m/s.
+    public var velocity = Vector3.zero
+    /// `t_m`, seconds (the recording's clock).
+    public var anchorTime = 0.0
+    /// The acquisition start `t₀` the tile prior holds at, seconds.
+    public var startTime = 0.0
+    /// The window's terms at the point, weighed relative to the anchor (no prior).
+    public var measurements = BatchRefinement.MovingNormalEquations()
+    /// Whether an entry the terms sum has a missing direction (its evidence is then evaluated
+    /// at the solution over the window).
+    public var hasMissingDirections = false
+    /// Which window the terms sum (``MeasurementWindow/revision``) and how many of its entries;
+    /// `-1`: no model yet.
+    public var windowRevision: UInt64 = 0
+    /// (See ``windowRevision``.)
+    public var entryCount = -1
+
+    /// An empty model (the hypothesis is solved in full at its next refinement).
+    public init() {}
+
+    init(position: Vector3, velocity: Vector3, anchorTime: Double, startTime: Double, measurements: BatchRefinement.MovingNormalEquations,
+         hasMissingDirections: Bool, windowRevision: UInt64, entryCount: Int) {
+        self.position = position
+        self.velocity = velocity
+        self.anchorTime = anchorTime
+        self.startTime = startTime
+        self.measurements = measurements
+        self.hasMissingDirections = hasMissingDirections
+        self.windowRevision = windowRevision
+        self.entryCount = entryCount
+    }
+}
+
+extension BatchRefinement {
+    /// The terms of `entries` for the state `(x, v)` anchored at `anchor` (seconds), without
+    /// any prior (``addMoving(_:position:velocity:anchor:k:to:)``): what a kept moving model
+    /// sums, however it was built.
+    public static func movingTerms<C: Collection<WindowEntry>>(of entries: C, position x: Vector3, velocity v: Vector3,
+                                                              anchor: Double, options o: FusionOptions) -> MovingNormalEquations {
+        var n = MovingNormalEquations()
+        addMoving(entries, position: x, velocity: v, anchor: anchor, k: Constants(o), to: &n)
+        return n
+    }
+}
+
+extension BatchRefinement {
     /// Refines every hypothesis of an object that may move (a peer, or an object the app
     /// says moves) from `window`: the classic target-motion analysis of a range-only (or
     /// bearing-poor) target, solved per hypothesis as a MAP estimate of its position now
@@ -105,6 +238,14 @@ extension BatchRefinement {
     /// No walker keeps one velocity for long, so the window's updates fade: one `τ` seconds
     /// old counts `exp(−τ/T)` times (`c_k ← c_k e^{−τ_k/T}`, ``FusionOptions/Motion/movingBatchMemory``),
     /// the information-filter form of a velocity that wanders.
+    ///
+    /// Between updates each hypothesis keeps its cost as a quadratic model
+    /// (``MovingLinearisation``): a new update adds its own terms, and the minimum of the model,
+    /// `δ = A⁻¹ b`, is taken while it holds (``movingStepIsWithinLinearisation(_:_:model:now:firstEntryTime:offset:k:tolerance:)``);
+    /// otherwise the hypothesis is re-solved from its last solution as above and the model
+    /// rebuilt there. The model anchored at `t_m` reports the state at `now` through
+    /// `x(now) = x(t_m) + s v`, `s = now − t_m`: `P_xx = C_xx + s (C_xv + C_xvᵀ) + s² C_vv`,
+    /// `P_xv = C_xv + s C_vv`, `P_vv = C_vv` (`C = A⁻¹`), and `f* = f̂ − ½ bᵀδ`.
     ///
     /// Whether the motion is observable is exactly what the Laplace covariance says: ranges
     /// alone determine a moving object only once the observer's own motion breaks the
@@ -124,65 +265,232 @@ extension BatchRefinement {
                                     options o: FusionOptions, addedVariance: Double = 0) {
         let k = Constants(o)
         let sigmaV = max(o.motion.velocityPriorStandardDeviation, 1e-3)
-        let velocityInformation = 1 / (sigmaV * sigmaV)
-        let logVelocityPriorNormaliser = -0.5 * 3 * log(2 * .pi * sigmaV * sigmaV)
+        // The entries' faded weights at `now`, shared by every hypothesis (a stack allocation).
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: max(window.entries.count, 1)) { faded in
+            for (j, e) in window.entries.enumerated() { faded[j] = e.multiplicity * exp(-(now - e.timestamp) * k.inverseMemory) }
+            let problem = MovingProblem(window: window, now: now, start: start, k: k, velocityInformation: 1 / (sigmaV * sigmaV),
+                                        logVelocityPriorNormaliser: -0.5 * 3 * log(2 * .pi * sigmaV * sigmaV),
+                                        addedVariance: max(addedVariance, 0), fadedWeights: UnsafeBufferPointer(faded))
+            refineMoving(&mixture, problem: problem)
+        }
+    }
+
+    /// ``refineMoving(_:window:now:start:options:addedVariance:)`` with its shared terms prepared.
+    static func refineMoving(_ mixture: inout PositionMixture, problem: MovingProblem) {
         mixture.transformEach { h in
             guard let priorInformation = h.priorCovariance.inverse else { return }
-            let mu0 = h.priorMeanInWorld
-            func cost(_ x: Vector3, _ v: Vector3, _ logLikelihood: Double) -> Double {
-                let u = x - (now - start) * v - mu0
-                return 0.5 * priorInformation.quadraticForm(u) + 0.5 * velocityInformation * v.lengthSquared - logLikelihood
+            // The kept model, extended by the new entries, while it holds.
+            if let total = extendMoving(&h.moving, problem: problem, priorInformation: priorInformation,
+                                        priorMean: h.priorMeanInWorld, logWeight: h.logWeight) {
+                let model = h.moving
+                settleMoving(&h, model: model, total: total.equations, cost: total.cost, solution: total.solution,
+                             moves: true, problem: problem)
+                return
             }
-            func linearise(_ x: Vector3, _ v: Vector3) -> MovingNormalEquations {
-                lineariseMoving(position: x, velocity: v, now: now, start: start, window: window, k: k,
-                                priorInformation: priorInformation, priorMean: mu0, velocityInformation: velocityInformation)
-            }
-            // From the last solution (the tile's point, standing still, at first): a
-            // hypothesis's basin moves with its object, and the 6-D problem re-solved from
-            // its prior each time could land in another basin when thinning reshaped the
-            // window (distance-only-walking-peer seed 1 at 24.6 s: 0.6 m → 6 m off).
-            var x = h.meanInWorld, v = h.velocityInWorld
-            var current = linearise(x, v)
-            var f = cost(x, v, current.logLikelihood)
-            for _ in 0..<20 {
-                guard let solution = current.solve() else { return }
-                var dx = solution.dx, dv = solution.dv
-                // Steps capped at 1 m of position and 1 m/s of velocity.
-                let scale = min(1, 1 / max(dx.length, 1e-12), 1 / max(dv.length, 1e-12))
-                dx = scale * dx
-                dv = scale * dv
-                var accepted = false
-                for _ in 0..<10 {
-                    let cx = x + dx, cv = v + dv
-                    let next = linearise(cx, cv)
-                    let fNext = cost(cx, cv, next.logLikelihood)
-                    if fNext <= f + 1e-9 {
-                        x = cx
-                        v = cv
-                        current = next
-                        let decrease = f - fNext
-                        f = fNext
-                        accepted = decrease > 1e-7 && (dx.length > 1e-5 || dv.length > 1e-5)
-                        break
-                    }
-                    dx = 0.5 * dx
-                    dv = 0.5 * dv
-                }
-                if !accepted { break }
-            }
-            guard x.isFinite, v.isFinite, let solution = current.solve(), solution.positionCovariance.isFinite,
-                  solution.positionCovariance.determinant > 0 else { return }
-            let logMissing = logMissingDirections(window, k: k) { x - max(now - $0.timestamp, 0) * v }
-            let logPriorNormaliser = -0.5 * (log(max(h.priorCovariance.determinant, 1e-300)) + 3 * log(2 * .pi))
-                + logVelocityPriorNormaliser
-            let logVolume = 0.5 * (-solution.logDeterminant + 6 * log(2 * .pi))
-            h.meanInWorld = x
-            h.velocityInWorld = v
-            h.velocityCovariance = solution.velocityCovariance
-            h.positionVelocityCovariance = solution.crossCovariance
-            h.covariance = (solution.positionCovariance + Matrix3.scaledIdentity(max(addedVariance, 0))).symmetrized
-            h.logWeight = h.priorLogWeight - f + logPriorNormaliser + logVolume + logMissing
+            solveMoving(&h, priorInformation: priorInformation, problem: problem)
         }
         mixture.normalizeWeights()
     }
+
+    /// What every hypothesis's moving batch shares at one refinement.
+    struct MovingProblem {
+        let window: MeasurementWindow
+        /// The time solved for and the acquisition's start, seconds.
+        let now, start: Double
+        let k: Constants
+        /// `1/σ_v²`, s²/m², and `−(3/2) log(2π σ_v²)`.
+        let velocityInformation, logVelocityPriorNormaliser: Double
+        /// m², added to each position covariance.
+        let addedVariance: Double
+        /// Each window entry's weight at `now`, `m_k exp(−(now − t_k)/T)`.
+        let fadedWeights: UnsafeBufferPointer<Double>
+    }
+
+    /// Re-solves a hypothesis from its last solution (the Gauss–Newton of
+    /// ``refineMoving(_:window:now:start:options:addedVariance:)``), rebuilds its model there,
+    /// anchored at `now`, and settles it. Leaves it as it was (and drops its model) when the
+    /// equations become singular.
+    static func solveMoving(_ h: inout PositionHypothesis, priorInformation: Matrix3, problem p: MovingProblem) {
+        let mu0 = h.priorMeanInWorld
+        func linearise(_ x: Vector3, _ v: Vector3) -> (total: MovingNormalEquations, cost: Double,
+                                                        measurements: MovingNormalEquations, missing: Bool) {
+            lineariseMoving(position: x, velocity: v, priorInformation: priorInformation, priorMean: mu0, problem: p)
+        }
+        // From the last solution (the tile's point, standing still, at first): a
+        // hypothesis's basin moves with its object, and the 6-D problem re-solved from
+        // its prior each time could land in another basin when thinning reshaped the
+        // window (distance-only-walking-peer seed 1 at 24.6 s: 0.6 m → 6 m off).
+        var x = h.meanInWorld, v = h.velocityInWorld
+        var current = linearise(x, v)
+        var f = current.cost
+        for _ in 0..<20 {
+            guard let solution = current.total.solve() else { h.moving = MovingLinearisation(); return }
+            var dx = solution.dx, dv = solution.dv
+            // Steps capped at 1 m of position and 1 m/s of velocity.
+            let scale = min(1, 1 / max(dx.length, 1e-12), 1 / max(dv.length, 1e-12))
+            dx = scale * dx
+            dv = scale * dv
+            var accepted = false
+            for _ in 0..<10 {
+                let cx = x + dx, cv = v + dv
+                let next = linearise(cx, cv)
+                if next.cost <= f + 1e-9 {
+                    x = cx
+                    v = cv
+                    current = next
+                    let decrease = f - next.cost
+                    f = next.cost
+                    accepted = decrease > 1e-7 && (dx.length > 1e-5 || dv.length > 1e-5)
+                    break
+                }
+                dx = 0.5 * dx
+                dv = 0.5 * dv
+            }
+            if !accepted { break }
+        }
+        guard x.isFinite, v.isFinite, let solution = current.total.solve(), solution.positionCovariance.isFinite,
+              solution.positionCovariance.determinant > 0 else { h.moving = MovingLinearisation(); return }
+        h.moving = MovingLinearisation(position: x, velocity: v, anchorTime: p.now, startTime: p.start,
+                                       measurements: current.measurements, hasMissingDirections: current.missing,
+                                       windowRevision: p.window.revision, entryCount: p.window.entries.count)
+        let model = h.moving
+        settleMoving(&h, model: model, total: current.total, cost: f, solution: solution, moves: false, problem: p)
+    }
+
+    /// Sets a hypothesis from a model's minimum `(x̂ + δx, v̂ + δv)` at its anchor `t_m` (the
+    /// model's point itself when `moves` is false), carried to `now`:
+    /// `x = x̂ + δx + s (v̂ + δv)`, `P_xx = C_xx + s (C_xv + C_xvᵀ) + s² C_vv + q I`,
+    /// `P_xv = C_xv + s C_vv`, `P_vv = C_vv` (`s = now − t_m`, `C = A⁻¹`, `q` the added
+    /// variance), and its log weight
+    /// `log w₀ − f* − ½ log det(2π P₀) − ½ log det(2π σ_v² I) + ½ log det(2π A⁻¹) + Σ c log ρ`,
+    /// `f* = f̂ − ½ bᵀδ` at the model's minimum, the missing directions' `ρ` evaluated at the
+    /// solution. Leaves the hypothesis as it was when the covariance is not positive definite.
+    static func settleMoving(_ h: inout PositionHypothesis, model: MovingLinearisation, total n: MovingNormalEquations, cost: Double,
+                             solution: (dx: Vector3, dv: Vector3, positionCovariance: Matrix3, crossCovariance: Matrix3,
+                                        velocityCovariance: Matrix3, logDeterminant: Double),
+                             moves: Bool, problem p: MovingProblem) {
+        let dx = moves ? solution.dx : .zero, dv = moves ? solution.dv : .zero
+        let s = p.now - model.anchorTime
+        let v = model.velocity + dv
+        let x = model.position + dx + s * v
+        let pxv = solution.crossCovariance + s * solution.velocityCovariance
+        let pxx = solution.positionCovariance + s * (solution.crossCovariance + solution.crossCovariance.transposed)
+            + (s * s) * solution.velocityCovariance
+        guard x.isFinite, v.isFinite, pxx.isFinite, pxx.determinant > 0 else { return }
+        // f* = f̂ − bᵀδ + ½ δᵀAδ = f̂ − ½ bᵀδ at the model's minimum.
+        let f = moves ? cost - 0.5 * (n.bx.dot(dx) + n.bv.dot(dv)) : cost
+        let now = p.now
+        let logMissing = model.hasMissingDirections
+            ? logMissingDirections(p.window, k: p.k) { x - max(now - $0.timestamp, 0) * v } : 0
+        let logPriorNormaliser = -0.5 * (log(max(h.priorCovariance.determinant, 1e-300)) + 3 * log(2 * .pi))
+            + p.logVelocityPriorNormaliser
+        let logVolume = 0.5 * (-solution.logDeterminant + 6 * log(2 * .pi))
+        h.meanInWorld = x
+        h.velocityInWorld = v
+        h.velocityCovariance = solution.velocityCovariance
+        h.positionVelocityCovariance = pxv
+        h.covariance = (pxx + Matrix3.scaledIdentity(p.addedVariance)).symmetrized
+        h.logWeight = h.priorLogWeight - f + logPriorNormaliser + logVolume + logMissing
+    }
+
+    /// Brings a hypothesis's kept moving model up to date with the window (the new entries'
+    /// terms added at its point) and returns the normal equations and cost at `now` with
+    /// their solution, once the solution's step holds
+    /// (``movingStepIsWithinLinearisation(_:_:model:now:firstEntryTime:offset:k:tolerance:)``). `nil` when
+    /// the hypothesis must be re-solved instead: no model yet, the window was reshaped or the
+    /// acquisition restarted since, a new range is an outlier at the model's point (`π < ½`:
+    /// it may move the minimum into another basin, which only the solve from the last
+    /// solution finds), the equations are singular, or eight iterations did not bring the step
+    /// within the model's reach.
+    @inline(__always)
+    static func extendMoving(_ model: inout MovingLinearisation, problem p: MovingProblem, priorInformation: Matrix3,
+                             priorMean: Vector3, logWeight: Double)
+        -> (equations: MovingNormalEquations, cost: Double,
+            solution: (dx: Vector3, dv: Vector3, positionCovariance: Matrix3, crossCovariance: Matrix3,
+                       velocityCovariance: Matrix3, logDeterminant: Double))? {
+        let window = p.window, now = p.now, start = p.start, k = p.k, velocityInformation = p.velocityInformation
+        let antenna = window.entries.last?.antennaInWorld ?? priorMean
+        let base = k.options.acquisition.relinearisationTolerance
+        guard base > 0, model.entryCount >= 0, model.windowRevision == window.revision, model.startTime == start,
+              model.entryCount <= window.entries.count, let first = window.entries.first else { return nil }
+        let weight = exp(logWeight)
+        if model.entryCount < window.entries.count {
+            let added = addMoving(window.entries[model.entryCount...], position: model.position, velocity: model.velocity,
+                                  anchor: model.anchorTime, k: k, to: &model.measurements)
+            model.hasMissingDirections = model.hasMissingDirections || added.missing
+            model.entryCount = window.entries.count
+            // A range the model's point does not explain may pull the minimum out of the plateau
+            // the robust density makes, further than a model that weighs it there can see.
+            if added.share < 0.5 { return nil }
+        }
+        // The model's minimum at `now`; while its step leaves the model's reach, Gauss–Newton
+        // iterations: the window linearised afresh at the minimum carried to `now` (anchored
+        // there), kept if its cost is no higher than the model's at its point (otherwise the
+        // step is halved; steps capped at 1 m and 1 m/s), at most eight.
+        // The tolerance scales with `√(0.01/w)`, as the still batch's does.
+        let tolerance = base * min(max(0.1, (0.01 / max(weight, 1e-300)).squareRoot()), 100)
+        var iterations = 0
+        while true {
+            let prior = movingPrior(position: model.position, velocity: model.velocity, anchor: model.anchorTime, start: start,
+                                    priorInformation: priorInformation, priorMean: priorMean, velocityInformation: velocityInformation)
+            let d = exp(-max(now - model.anchorTime, 0) * k.inverseMemory)
+            let total = prior.equations.adding(model.measurements, scaledBy: d)
+            let cost = prior.cost - d * model.measurements.logLikelihood
+            guard let solution = total.solve(), solution.dx.isFinite, solution.dv.isFinite else { return nil }
+            let s = now - model.anchorTime
+            let offset = model.position + solution.dx + s * (model.velocity + solution.dv) - antenna
+            if movingStepIsWithinLinearisation(solution.dx, solution.dv, model: model, now: now, firstEntryTime: first.timestamp,
+                                               offset: offset, k: k, tolerance: tolerance) {
+                return (total, cost, solution)
+            }
+            guard iterations < 8 else { return nil }
+            iterations += 1
+            var dx = solution.dx, dv = solution.dv
+            let scale = min(1, 1 / max(dx.length, 1e-12), 1 / max(dv.length, 1e-12))
+            dx = scale * dx
+            dv = scale * dv
+            var accepted = false
+            for _ in 0..<8 {
+                let v = model.velocity + dv, x = model.position + dx + s * v
+                let candidate = lineariseMoving(position: x, velocity: v, priorInformation: priorInformation, priorMean: priorMean,
+                                                problem: p)
+                if candidate.cost <= cost + 1e-9 {
+                    model = MovingLinearisation(position: x, velocity: v, anchorTime: now, startTime: start,
+                                                measurements: candidate.measurements, hasMissingDirections: candidate.missing,
+                                                windowRevision: window.revision, entryCount: window.entries.count)
+                    accepted = true
+                    break
+                }
+                dx = 0.5 * dx
+                dv = 0.5 * dv
+            }
+            guard accepted else { return nil }
+        }
+    }
+
+    /// Whether a moving model linearised at `(x̂, v̂)` still holds after the step `(δx, δv)`:
+    /// the step moves the object's position at time `t` by `δx + (t − t_m) δv`, and the
+    /// range's second-order term over it, weighed by the fading memory,
+    /// `exp(−(now − t)/T) ‖δp(t)‖² / (2 r)`, must stay within `tolerance` times the range's σ
+    /// (``isWithinLinearisation(_:from:sigma:tolerance:)``) — checked now, at the window's
+    /// first entry and one memory `T` ago (the displacement is affine in `t`; the fading
+    /// weighs the past less).
+    @inline(__always)
+    static func movingStepIsWithinLinearisation(_ dx: Vector3, _ dv: Vector3, model: MovingLinearisation, now: Double,
+                                               firstEntryTime: Double, offset: Vector3, k: Constants, tolerance: Double) -> Bool {
+        let sigma = k.options.sensors.rangeStandardDeviation
+        let reach = 2 * tolerance * sigma * max(offset.length, 0.1)
+        func holds(at t: Double) -> Bool {
+            let moved = dx + (t - model.anchorTime) * dv
+            return exp(-max(now - t, 0) * k.inverseMemory) * moved.lengthSquared <= reach
+        }
+        let memory = 1 / max(k.inverseMemory, 1e-12)
+        return holds(at: now) && holds(at: firstEntryTime) && (now - memory <= firstEntryTime || holds(at: now - memory))
+    }
 }
+
+
+
+
+
+

@@ -33,6 +33,9 @@ import Foundation
     /// The batch's quadratic model of this hypothesis, kept between refinements (empty until
     /// the first, and for a merged hypothesis).
     public var linearisation = BatchLinearisation()
+    /// The moving batch's quadratic model of this hypothesis, kept between refinements of an
+    /// object that may move (empty until the first).
+    public var moving = MovingLinearisation()
 
     /// A hypothesis with this log-weight, mean (world frame, metres) and covariance (m²).
     public init(logWeight: Double, meanInWorld: Vector3, covariance: Matrix3) {
