@@ -1,5 +1,5 @@
 import Foundation
-import NearbyFusion
+@_spi(Internals) import NearbyFusion
 import NearbyFusionSimulation
 import Testing
 import TestHelpers
@@ -54,5 +54,67 @@ struct FusionRateTests {
         }
         #expect(nees.fast < 1.5 * nees.slow)
         #expect(nees.counted > 2 * nees.slow)
+    }
+}
+
+/// A ranging stack that passes the last range on again (8 % of the ranges of real phone-to-
+/// phone logs): the repeat is no new measurement and is not fused, while a coarse radio's
+/// honest repeats are.
+@Suite("stale repeats")
+struct StaleRepeatTests {
+    /// The watch session of `FusionRateTests` at 10 Hz (σ 5 cm). `repeats`: every other range
+    /// replaced by a repeat of the one before, `offset` added to it (0: a stale repeat to the
+    /// bit); otherwise those updates are left out. `resolution`: the fresh ranges rounded to
+    /// it, metres (0: not rounded); `nudge` is added to a rounded range equal to the last one.
+    /// The final position covariance's trace and mean, and how many ranges equalled the last.
+    static func run(repeats: Bool, offset: Double = 0, resolution: Double = 0, nudge: Double = 0,
+                    seed: UInt64 = 3) -> (trace: Double, mean: Vector3, equal: Int) {
+        var engine = FusionEngine(capabilities: .distanceOnly, options: FusionOptions())
+        let tag = engine.register(objectID: "tag")
+        let truth = Vector3(1.0, 0.8, -3.5)
+        var noise = NoiseStream(seed: seed, source: "stale-repeat-test")
+        var last = 0.0, equal = 0
+        for k in 0..<1200 {
+            let t = Double(k) * 0.01
+            let position = RangeBiasTests.watchPosition(at: t)
+            _ = engine.ingest(DevicePose(timestamp: t, positionInWorld: position, worldFromDevice: .identity))
+            guard k % 10 == 0 else { continue }
+            var fresh = (truth - position).length + noise.gaussian(standardDeviation: 0.05)
+            if resolution > 0 { fresh = (fresh / resolution).rounded() * resolution }
+            if k % 20 == 10, !repeats, resolution == 0 { continue }
+            let r = k % 20 == 10 && repeats ? last + offset : (fresh == last ? fresh + nudge : fresh)
+            if r == last { equal += 1 }
+            last = r
+            _ = engine.ingest(UWBMeasurement(timestamp: t + 0.001, distance: r, directionInDevice: nil), for: tag)
+        }
+        let moments = engine.snapshot(tag).moments!
+        return (moments.covariance.trace, moments.meanInWorld, equal)
+    }
+
+    @Test func aStaleRepeatIsNotFused() {
+        // Repeats are called stale once they come more often than chance (from the third
+        // here on): the session ends about as certain as the one without them, not more.
+        let fresh = Self.run(repeats: false)
+        let stale = Self.run(repeats: true)
+        #expect(abs(stale.trace / fresh.trace - 1) < 0.05, "\(stale.trace) vs \(fresh.trace) m²")
+        // The same values 0.1 mm apart are measurements, and fused: the claimed uncertainty
+        // shrinks as if they were independent (what a repeat to the bit did before).
+        let counted = Self.run(repeats: true, offset: 1e-4)
+        #expect(counted.trace < 0.8 * fresh.trace, "\(counted.trace) vs \(fresh.trace) m²")
+    }
+
+    @Test func aRadioThatReportsCentimetresRepeatsItselfHonestly() {
+        #expect(RangeResolution.decimalDigits(of: 3.98) == 2)
+        #expect(RangeResolution.decimalDigits(of: Double(Float(3.98))) == 2)
+        #expect(RangeResolution.decimalDigits(of: 12.843) == 3)
+        #expect(RangeResolution.decimalDigits(of: 4.7828) == 4)
+        #expect(RangeResolution.decimalDigits(of: 4.123456) == 6)
+        #expect(RangeResolution.decimalDigits(of: 4.1234567891) == 7)
+        // Every range of a 2 cm radio, its honest repeats included, against the same ranges
+        // with each repeat nudged by a micrometre (no longer a repeat): the same session.
+        let honest = Self.run(repeats: false, resolution: 0.02)
+        let nudged = Self.run(repeats: false, resolution: 0.02, nudge: 1e-6)
+        #expect(honest.equal >= 3, "\(honest.equal) honest repeats")
+        #expect(abs(honest.trace / nudged.trace - 1) < 0.005, "\(honest.trace) vs \(nudged.trace) m²")
     }
 }

@@ -73,20 +73,28 @@ extension ObjectTracker {
         // (four copies per update were 2.5 % of a steady-state update's instructions).
         let options = context.options
         let antennaInWorld = devicePose.positionInWorld + devicePose.worldFromDevice.rotate(options.sensors.antennaOffsetInDevice)
+        // A stale repeat (``isStaleRepeat(_:)``) is published as the radio gave it but
+        // fused as no range: it is no new measurement.
+        var fusedDistance = rawDistance
         if let r = rawDistance, r <= options.coaching.maximumRange {
-            if let last = lastUsableRangeTime, t > last {
-                let interval = t - last
-                meanRangeInterval = meanRangeInterval.map { 0.9 * $0 + 0.1 * interval } ?? interval
+            if isStaleRepeat(r) {
+                fusedDistance = nil
+            } else {
+                if let last = lastUsableRangeTime, t > last {
+                    let interval = t - last
+                    meanRangeInterval = meanRangeInterval.map { 0.9 * $0 + 0.1 * interval } ?? interval
+                }
+                lastUsableRangeTime = t
             }
-            lastUsableRangeTime = t
         }
         // At most one fused update per `minimumFusionInterval`: a faster radio repeats errors
         // that last longer than its interval, and would be counted as independent. (A time
         // before the last fused one — an API caller's clock restarted — is fused.)
         let sinceFused = t - (lastFusionTime ?? -.infinity)
-        if devicePose.tracking == .normal, !(sinceFused >= 0 && sinceFused < options.sensors.minimumFusionInterval) {
+        if devicePose.tracking == .normal, !(sinceFused >= 0 && sinceFused < options.sensors.minimumFusionInterval),
+           fusedDistance != nil || rawDistance == nil || rawDirection != nil {
             lastFusionTime = t
-            fuse(range: rawDistance, direction: rawDirection, at: t, pose: devicePose, antennaInWorld: antennaInWorld, context: context,
+            fuse(range: fusedDistance, direction: rawDirection, at: t, pose: devicePose, antennaInWorld: antennaInWorld, context: context,
                  options: options)
         }
         publish(into: &estimate, at: t, pose: devicePose, antennaInWorld: antennaInWorld, context: context, options: options)
@@ -96,6 +104,45 @@ extension ObjectTracker {
                                     context: context, options: options)
         }
         return estimate
+    }
+
+    /// Whether a usable range `r` (metres) is a stale repeat — the last range passed on
+    /// again by the ranging stack rather than a new measurement —, and notes it.
+    ///
+    /// A radio that reports its ranges to a step `q` repeats itself honestly now and then.
+    /// One that reports whole centimetres or millimetres does so often — more often than it
+    /// steps by `q` while the devices keep still (the real drone and trolley sessions do) —,
+    /// and its repeats cannot be told from stale ones: they are fused. A radio that reports
+    /// tenths of a millimetre or finer (`q ≤ 10⁻⁴` m) almost never does: consecutive ranges
+    /// differ by `Δ`, spread over `σ_Δ`, and a fresh range equals the last one with
+    /// probability about `q / (√(2π) σ_Δ)`. A range equal to the last one to the bit is then
+    /// called stale once such repeats have come more often than chance allows:
+    /// `n₀ ≥ 2 + 3 E`, `n₀` the repeats so far (this one included) and `E` the sum of that
+    /// probability over the ranges. `q` is `10⁻ᵏ`, `k` the most decimal digits one of the
+    /// first 64 ranges needed (`r 10ᵏ` within a thousandth of a whole number: a value that
+    /// went through a 32-bit float still reads as the centimetres it was); `σ_Δ = √(π/2)`
+    /// times the mean `|Δ|` over about the last twenty ranges.
+    @inline(__always)
+    mutating func isStaleRepeat(_ r: Double) -> Bool {
+        defer { lastRangeMetres = r }
+        if rangesReadForDigits < 64 {
+            rangesReadForDigits += 1
+            let digits = RangeResolution.decimalDigits(of: r)
+            if digits > rangeDecimalDigits {
+                rangeDecimalDigits = digits
+                rangeStepMetres = RangeResolution.step(digits: digits)
+            }
+        }
+        guard let last = lastRangeMetres else { return false }
+        let step = abs(r - last)
+        let meanStep = meanRangeStepMetres.map { 0.95 * $0 + 0.05 * step } ?? step
+        meanRangeStepMetres = meanStep
+        // √(π/2) and √(2π).
+        let spread = max(1.2533141373155001 * meanStep, rangeStepMetres)
+        expectedHonestRepeats += min(rangeStepMetres / (2.5066282746310002 * spread), 1)
+        guard step == 0, rangeDecimalDigits >= 4 else { return false }
+        repeatedRanges += 1
+        return Double(repeatedRanges) >= 2 + 3 * expectedHonestRepeats
     }
 
     /// One update of an object's estimate, by phase:
@@ -211,5 +258,26 @@ extension ObjectTracker {
             // Never publish NaN: drop the estimate and start again from the next range.
             resetEstimate()
         }
+    }
+}
+
+/// The resolution a radio reports its ranges at, read off their values.
+@_spi(Internals) public enum RangeResolution {
+    /// How many decimal digits `r` needs: the least `k ≤ 6` with `r 10ᵏ` within 10⁻³ of a
+    /// whole number, 7 when none is.
+    public static func decimalDigits(of r: Double) -> Int {
+        var scaled = r
+        for k in 0...6 {
+            if abs(scaled - scaled.rounded()) <= 1e-3 { return k }
+            scaled *= 10
+        }
+        return 7
+    }
+
+    /// The step, metres, of ranges given to `digits` decimal digits: `10^−digits`.
+    public static func step(digits: Int) -> Double {
+        var q = 1.0
+        for _ in 0..<max(digits, 0) { q /= 10 }
+        return q
     }
 }
