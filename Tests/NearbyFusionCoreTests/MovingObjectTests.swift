@@ -669,3 +669,38 @@ struct AcquisitionRestartTests {
         #expect(run.after.allSatisfy { ($0.angleError ?? 0) < Angle.radians(degrees: 5) })
     }
 }
+
+/// The range noise of an object that may move, learned from its batch's residuals.
+@Suite("a peer's radio noise, learned")
+struct LearnedPeerNoiseTests {
+    /// A watch (distance only) circling 4–5 m from a friend who walks at 0.3 m/s, ranged at
+    /// 10 Hz with white noise of σ `sigma` (seeded): the range variance scale the engine has
+    /// learned after each second.
+    static func learnedScales(sigma: Double, seconds: Int = 20, seed: UInt64) -> [Double] {
+        var engine = FusionEngine(capabilities: .distanceOnly, options: FusionOptions())
+        let friend = engine.register(objectID: "friend", kind: .peer)
+        var noise = NoiseStream(seed: seed, source: "learned-peer-noise")
+        let start = Vector3(1.5, 1.2, -4), velocity = Vector3(0.25, 0, -0.15)
+        var scales: [Double] = []
+        for k in 0..<(100 * seconds) {
+            let t = Double(k) * 0.01
+            let position = RangeBiasTests.watchPosition(at: t)
+            _ = engine.ingest(DevicePose(timestamp: t, positionInWorld: position, worldFromDevice: .identity))
+            guard k % 10 == 0 else { continue }
+            let r = (start + t * velocity - position).length + noise.gaussian(standardDeviation: sigma)
+            _ = engine.ingest(UWBMeasurement(timestamp: t + 0.001, distance: r, directionInDevice: nil), for: friend)
+            if k % 100 == 90 { scales.append(engine.snapshot(friend).movingRangeVarianceScale) }
+        }
+        return scales
+    }
+
+    /// A radio three times noisier than the configured σ (0.06 m) is weighed with 8–16 times
+    /// its variance within ten seconds, and keeps it; a radio as configured keeps its σ.
+    @Test func aNoisierRadioIsTrustedLess() {
+        for seed: UInt64 in 1...4 {
+            let noisy = Self.learnedScales(sigma: 0.18, seed: seed), nominal = Self.learnedScales(sigma: 0.06, seed: seed)
+            #expect(noisy[9...].allSatisfy { $0 >= 8 && $0 <= 16 }, "seed \(seed): \(noisy)")
+            #expect(nominal.allSatisfy { $0 <= 2 }, "seed \(seed): \(nominal)")
+        }
+    }
+}

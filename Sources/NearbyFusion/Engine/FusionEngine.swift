@@ -135,7 +135,8 @@ public struct FusionEngine: Sendable {
         return ObjectStateSnapshot(objectID: o.objectID, moments: o.mixture.isEmpty ? nil : o.mixture.moments,
                                    hypothesisCount: o.mixture.count, hypotheses: Array(o.mixture.hypotheses),
                                    assessment: o.coaching.lastAssessment, kinematics: o.phase == .tracking ? o.motion.combined : nil,
-                                   movingProbability: o.phase == .tracking ? o.motion.movingProbability : nil)
+                                   movingProbability: o.phase == .tracking ? o.motion.movingProbability : nil,
+                                   movingRangeVarianceScale: Double(1 << o.movingRangeNoiseLevel))
     }
 
     // MARK: Poses

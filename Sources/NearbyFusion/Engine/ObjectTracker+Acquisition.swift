@@ -23,15 +23,79 @@ extension ObjectTracker {
         if updatesSinceRefinement >= o.acquisition.batchRefinementInterval {
             let added = acquisitionAddedVariance(pathLength: pathLength, options: o)
             if mayMove {
-                // An object that may walk: its position now and a velocity, from the whole window.
+                // An object that may walk: its position now and a velocity, from the whole window
+                // (`o` carries the range noise learned from it, `learnMovingRangeNoise`).
                 BatchRefinement.refineMoving(&mixture, window: window, now: entry.timestamp,
                                              start: acquisitionStartTime, options: o, addedVariance: added)
+                learnMovingRangeNoise(now: entry.timestamp, options: o)
             } else {
                 BatchRefinement.refine(&mixture, window: window, options: o, addedVariance: added)
             }
             updatesSinceRefinement = 0
         }
         return entry.hasRange && bankExplains(entry.rangeMetres, from: entry.antennaInWorld, options: o)
+    }
+
+    /// Learns the range noise of an object that may move: a radio noisier than
+    /// ``FusionOptions/Sensors/rangeStandardDeviation`` `σ₀` (phone-to-phone UWB between
+    /// walking people: σ 0.1–0.2 m, errors that last seconds) is trusted less — by its batch,
+    /// its gates and its restart tests (`fuseAndPublish` hands them `2ˡ σ₀²`) —, or the
+    /// batch's evidence would call a wrong hypothesis certain, its covariance claim several
+    /// times too little, and its ranges, rejected, restart the acquisition again and again.
+    ///
+    /// Two variance ratios to `σ₀²`, the larger of which sets the level `l = round(log₂ ρ)`,
+    /// 0 to 4 (×1 to ×16), when `log₂ ρ` lies at least 0.75 from the level in use:
+    /// - the ranges' own scatter, `ρ_Δ` (`noteRangeScatter`), once 30 second differences hold
+    ///   it: white noise, whatever the estimate, kept across acquisitions;
+    /// - the batch's residuals, once one hypothesis holds half the weight (the residuals of a
+    ///   bank nothing has resolved yet measure its tiles, not the radio): at its solution `(x, v)` at `now`, each
+    ///   fresh range's `eₖ = rₖ − ‖x − (now − tₖ) v − aₖ‖` (thinned entries left out), clipped
+    ///   at 3σ (`σ² = 2ˡ σ₀²` the variance in use), `ρ_e = mean(eₖ²)/σ₀²` once there are 20:
+    ///   this one also sees errors that last.
+    /// A new level drops the hypotheses' kept models (`MovingLinearisation`): each is solved
+    /// again at the next update. `o`: the options in use (their σ is the learned one).
+    mutating func learnMovingRangeNoise(now: Double, options o: FusionOptions) {
+        let scale = Double(1 << movingRangeNoiseLevel)
+        let s0 = o.sensors.rangeStandardDeviation / scale.squareRoot()
+        guard s0 > 0 else { return }
+        var ratio = rangeScatterCount >= 30 ? rangeScatterVariance / (s0 * s0) : 0
+        if let top = mixture.hypotheses.max(by: { $0.logWeight < $1.logWeight }), top.logWeight > log(0.5) {
+            let clip = 9 * s0 * s0 * scale
+            var sum = 0.0, count = 0
+            for e in window.entries where e.hasRange && e.multiplicity == 1 {
+                let p = top.meanInWorld - (now - e.timestamp) * top.velocityInWorld
+                let residual = e.rangeMetres - (p - e.antennaInWorld).length
+                sum += min(residual * residual, clip)
+                count += 1
+            }
+            if count >= 20 { ratio = max(ratio, sum / Double(count) / (s0 * s0)) }
+        }
+        guard ratio > 0 else { return }
+        let exponent = log2(ratio)
+        guard abs(exponent - Double(movingRangeNoiseLevel)) >= 0.75 else { return }
+        let level = max(0, min(4, Int(exponent.rounded())))
+        guard level != movingRangeNoiseLevel else { return }
+        movingRangeNoiseLevel = level
+        mixture.transformEach { $0.moving = MovingLinearisation() }
+    }
+
+    /// The ranges' own scatter (`ρ_Δ` of `learnMovingRangeNoise`): over three consecutive fresh
+    /// ranges at even intervals (within a quarter of each other, under a second), the second
+    /// difference `d = r₃ − 2 r₂ + r₁` is white noise of variance `6 σ²` plus the curvature of
+    /// the true range over the intervals (millimetres at 10 Hz and walking pace);
+    /// `σ̂²` the mean of `min(d², 9 · 6 σ²)/6` over the first 50 (`σ²` the variance in use:
+    /// outliers clipped), then `σ̂² ← 0.98 σ̂² + 0.02 min(d², 54 σ²)/6`.
+    mutating func noteRangeScatter(_ r: Double, at t: Double, variance: Double) {
+        defer { rangeScatterHistory = (rangeScatterHistory.1, (t, r)) }
+        guard let first = rangeScatterHistory.0, let second = rangeScatterHistory.1 else { return }
+        let h1 = second.t - first.t, h2 = t - second.t
+        guard h1 > 0, h2 > 0, max(h1, h2) < 1, abs(h2 - h1) <= 0.25 * max(h1, h2) else { return }
+        let d = r - 2 * second.r + first.r
+        let sample = min(d * d, 54 * variance) / 6
+        // The mean of the first 50, then an exponential average over about the last 50.
+        let gain = max(1 / Double(rangeScatterCount + 1), 0.02)
+        rangeScatterVariance += gain * (sample - rangeScatterVariance)
+        rangeScatterCount += 1
     }
 
     /// Whether a hypothesis holding at least 1 % of the weight explains a range `r` measured

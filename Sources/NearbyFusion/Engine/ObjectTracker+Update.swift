@@ -80,6 +80,9 @@ extension ObjectTracker {
             if isStaleRepeat(r) {
                 fusedDistance = nil
             } else {
+                if mayMove {
+                    noteRangeScatter(r, at: t, variance: options.rangeVariance(measured: r) * Double(1 << movingRangeNoiseLevel))
+                }
                 if let last = lastUsableRangeTime, t > last {
                     let interval = t - last
                     meanRangeInterval = meanRangeInterval.map { 0.9 * $0 + 0.1 * interval } ?? interval
@@ -94,8 +97,16 @@ extension ObjectTracker {
         if devicePose.tracking == .normal, !(sinceFused >= 0 && sinceFused < options.sensors.minimumFusionInterval),
            fusedDistance != nil || rawDistance == nil || rawDirection != nil {
             lastFusionTime = t
-            fuse(range: fusedDistance, direction: rawDirection, at: t, pose: devicePose, antennaInWorld: antennaInWorld, context: context,
-                 options: options)
+            if movingRangeNoiseLevel == 0 {
+                fuse(range: fusedDistance, direction: rawDirection, at: t, pose: devicePose, antennaInWorld: antennaInWorld,
+                     context: context, options: options)
+            } else {
+                // The range noise learned for an object that may move (`learnMovingRangeNoise`).
+                var learned = options
+                learned.sensors.rangeStandardDeviation *= Double(1 << movingRangeNoiseLevel).squareRoot()
+                fuse(range: fusedDistance, direction: rawDirection, at: t, pose: devicePose, antennaInWorld: antennaInWorld,
+                     context: context, options: learned)
+            }
         }
         publish(into: &estimate, at: t, pose: devicePose, antennaInWorld: antennaInWorld, context: context, options: options)
         if ranging == .bluetoothChannelSounding {

@@ -71,6 +71,17 @@ struct ObjectTracker: Sendable {
     /// Time of the last usable range the radio reported (valid, and within
     /// ``FusionOptions/Coaching/maximumRange``; fused or not), seconds.
     var lastUsableRangeTime: Double?
+    /// The range variance an object that may move is weighed with, as `2^level` times
+    /// ``FusionOptions/Sensors/rangeStandardDeviation``'s square, learned from its batch's
+    /// residuals (`learnMovingRangeNoise(now:options:)`): 0 to 4.
+    var movingRangeNoiseLevel = 0
+    /// The ranges' own scatter (`noteRangeScatter(_:at:variance:)`): the last two fresh ranges
+    /// and their times, the variance estimate, m², and how many second differences it holds.
+    var rangeScatterHistory: ((t: Double, r: Double)?, (t: Double, r: Double)?) = (nil, nil)
+    /// (See ``rangeScatterHistory``.)
+    var rangeScatterVariance = 0.0
+    /// (See ``rangeScatterHistory``.)
+    var rangeScatterCount = 0
     /// The mean interval between usable ranges, seconds (an exponential average over about
     /// ten): the radio's rate, which sets how many ranges a step of guidance brings.
     var meanRangeInterval: Double?
@@ -174,6 +185,10 @@ struct ObjectTracker: Sendable {
         removed = true
         lastUsableRangeTime = nil
         meanRangeInterval = nil
+        movingRangeNoiseLevel = 0
+        rangeScatterHistory = (nil, nil)
+        rangeScatterVariance = 0
+        rangeScatterCount = 0
         lastRangeMetres = nil
         rangeDecimalDigits = 0
         rangesReadForDigits = 0
@@ -262,4 +277,7 @@ public struct ObjectStateSnapshot: Sendable {
     @_spi(Internals) public var kinematics: KinematicGaussian?
     /// The motion model's probability that the object moves, while tracking.
     public var movingProbability: Double?
+    /// How many times ``FusionOptions/Sensors/rangeStandardDeviation``'s variance the batch of
+    /// an object that may move weighs its ranges with, learned from them (`@_spi(Internals)`).
+    @_spi(Internals) public var movingRangeVarianceScale: Double = 1
 }
