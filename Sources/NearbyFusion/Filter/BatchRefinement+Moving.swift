@@ -325,11 +325,7 @@ extension BatchRefinement {
         var f = current.cost
         for _ in 0..<20 {
             guard let solution = current.total.solve() else { h.moving = MovingLinearisation(); return }
-            var dx = solution.dx, dv = solution.dv
-            // Steps capped at 1 m of position and 1 m/s of velocity.
-            let scale = min(1, 1 / max(dx.length, 1e-12), 1 / max(dv.length, 1e-12))
-            dx = scale * dx
-            dv = scale * dv
+            var (dx, dv) = cappedMovingStep(solution.dx, solution.dv)
             var accepted = false
             for _ in 0..<10 {
                 let cx = x + dx, cv = v + dv
@@ -445,10 +441,7 @@ extension BatchRefinement {
             }
             guard iterations < 8 else { return nil }
             iterations += 1
-            var dx = solution.dx, dv = solution.dv
-            let scale = min(1, 1 / max(dx.length, 1e-12), 1 / max(dv.length, 1e-12))
-            dx = scale * dx
-            dv = scale * dv
+            var (dx, dv) = cappedMovingStep(solution.dx, solution.dv)
             var accepted = false
             for _ in 0..<8 {
                 let v = model.velocity + dv, x = model.position + dx + s * v
@@ -466,6 +459,14 @@ extension BatchRefinement {
             }
             guard accepted else { return nil }
         }
+    }
+
+    /// A Gauss–Newton step of the moving batch, scaled down (both parts alike) to at most 1 m
+    /// of position and 1 m/s of velocity.
+    @inline(__always)
+    static func cappedMovingStep(_ dx: Vector3, _ dv: Vector3) -> (Vector3, Vector3) {
+        let scale = min(1, 1 / max(dx.length, 1e-12), 1 / max(dv.length, 1e-12))
+        return (scale * dx, scale * dv)
     }
 
     /// Whether a moving model linearised at `(x̂, v̂)` still holds after the step `(δx, δv)`:
