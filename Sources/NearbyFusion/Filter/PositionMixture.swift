@@ -83,6 +83,11 @@ public struct MixtureMoments: Sendable, Hashable {
     public private(set) var hypotheses: ContiguousArray<PositionHypothesis>
     /// Bank capacity.
     public let capacity: Int
+    /// The bank is one hypothesis exactly as ``reset(meanInWorld:covariance:)`` made it (every
+    /// other mutation clears this): the next such reset need only write its mean and
+    /// covariance, not the whole hypothesis (its kept batch models are some 800 bytes; a
+    /// tracked object is reset on every update).
+    private var isFreshSingle = false
 
     /// An empty bank of at most `capacity` hypotheses.
     public init(capacity: Int) {
@@ -97,12 +102,27 @@ public struct MixtureMoments: Sendable, Hashable {
     public var count: Int { hypotheses.count }
 
     /// Empties the bank, keeping its storage (nothing is allocated when it is filled again).
-    public mutating func removeAll() { hypotheses.removeAll(keepingCapacity: true) }
+    public mutating func removeAll() {
+        isFreshSingle = false
+        hypotheses.removeAll(keepingCapacity: true)
+    }
 
     /// Replaces the bank with one Gaussian (used by tests and when a prior is known).
     public mutating func reset(meanInWorld: Vector3, covariance: Matrix3) {
+        defer { isFreshSingle = true }
+        // A bank of one (a tracked object's, reset on every update) is overwritten in place:
+        // only the fields the initialiser sets from its arguments when it is still as the last
+        // reset left it.
+        if isFreshSingle && hypotheses.count == 1 {
+            hypotheses.withUnsafeMutableBufferPointer { h in
+                h[0].meanInWorld = meanInWorld
+                h[0].covariance = covariance
+                h[0].priorMeanInWorld = meanInWorld
+                h[0].priorCovariance = covariance
+            }
+            return
+        }
         let hypothesis = PositionHypothesis(logWeight: 0, meanInWorld: meanInWorld, covariance: covariance)
-        // A bank of one (a tracked object's, reset on every update) is overwritten in place.
         if hypotheses.count == 1 { hypotheses[0] = hypothesis; return }
         hypotheses.removeAll(keepingCapacity: true)
         hypotheses.append(hypothesis)
@@ -111,6 +131,7 @@ public struct MixtureMoments: Sendable, Hashable {
     /// Replaces the bank with the given hypotheses (weights are renormalised; at most
     /// `capacity` are kept). For priors known from elsewhere, and for tests.
     public mutating func reset(_ list: [PositionHypothesis]) {
+        isFreshSingle = false
         hypotheses.removeAll(keepingCapacity: true)
         hypotheses.append(contentsOf: list.prefix(capacity))
         normalize()
@@ -127,6 +148,7 @@ public struct MixtureMoments: Sendable, Hashable {
     /// the sphere's curvature over one tangential σ, `σ_r'² = σ_r² + (σ_t²/2r)²`.
     public mutating func initialize(rangeMetres r: Double, antennaInWorld a: Vector3,
                                     forwardInWorld: Vector3, options: FusionOptions) {
+        isFreshSingle = false
         hypotheses.removeAll(keepingCapacity: true)
         let spacing = max(options.acquisition.initialAngularSpacing, Angle.radians(degrees: 5))
         var yaw0 = atan2(forwardInWorld.x, -forwardInWorld.z)
@@ -189,6 +211,7 @@ public struct MixtureMoments: Sendable, Hashable {
     /// hypothesis from its prior weight. A factor that is not finite for every hypothesis
     /// leaves the mixture unchanged.
     public mutating func reweighPriors(_ logFactor: (PositionHypothesis) -> Double) {
+        isFreshSingle = false
         // Twice through the factors rather than into an array: nothing allocated.
         for h in hypotheses where !logFactor(h).isFinite { return }
         hypotheses.withUnsafeMutableBufferPointer { h in
@@ -206,6 +229,7 @@ public struct MixtureMoments: Sendable, Hashable {
 
     /// Applies `body` to every hypothesis in place (used by `BatchRefinement`).
     public mutating func transformEach(_ body: (inout PositionHypothesis) -> Void) {
+        isFreshSingle = false
         hypotheses.withUnsafeMutableBufferPointer { h in for i in h.indices { body(&h[i]) } }
     }
 
@@ -215,6 +239,7 @@ public struct MixtureMoments: Sendable, Hashable {
     /// Prediction: the position is a random walk, `P ← P + q I` for every hypothesis
     /// (`q` in m², already multiplied by Δt or Δs by the caller).
     public mutating func predict(addedVariance q: Double) {
+        isFreshSingle = false
         guard q > 0 else { return }
         hypotheses.withUnsafeMutableBufferPointer { h in
             for i in h.indices { h[i].covariance += Matrix3.scaledIdentity(q) }
@@ -246,6 +271,7 @@ public struct MixtureMoments: Sendable, Hashable {
     /// `wᵢ ← wᵢ [(1 − ε) N(νᵢ; 0, Sᵢ) + outlier density]`.
     private mutating func updateEach(logOutlierDensity: Double, outlierProbability: Double,
                                      _ step: (inout Vector3, inout Matrix3) -> UpdateOutcome) -> Bool {
+        isFreshSingle = false
         if hypotheses.count == 1 {
             // One hypothesis (tracking): its weight stays 1; only the EKF step matters.
             return hypotheses.withUnsafeMutableBufferPointer { h in step(&h[0].meanInWorld, &h[0].covariance).accepted }
@@ -266,6 +292,7 @@ public struct MixtureMoments: Sendable, Hashable {
     /// Multiplies the weight of each hypothesis for which `factor` returns a value
     /// (`wᵢ ← wᵢ · factor(μᵢ)`), then renormalises; used for "no direction reported".
     public mutating func reweight(_ factor: (Vector3) -> Double) {
+        isFreshSingle = false
         hypotheses.withUnsafeMutableBufferPointer { h in
             for i in h.indices { h[i].logWeight += log(max(factor(h[i].meanInWorld), 1e-300)) }
         }
@@ -285,6 +312,7 @@ public struct MixtureMoments: Sendable, Hashable {
 
     /// Renormalises the log weights so that `Σ exp(logWᵢ) = 1`.
     mutating func normalize() {
+        isFreshSingle = false
         guard let logTotal = logTotal(\.logWeight) else {
             // Every weight underflowed: restart from equal weights rather than NaN.
             let equal = -log(Double(max(hypotheses.count, 1)))
@@ -312,9 +340,10 @@ public struct MixtureMoments: Sendable, Hashable {
     /// `P = Σₖ wₖ (Pₖ + (μₖ − μ)(μₖ − μ)ᵀ)/w`. Non-finite hypotheses are dropped too.
     public mutating func pruneAndMerge(minimumWeight: Double, mergeDistanceSquared: Double) {
         if hypotheses.count == 1 {
-            if !hypotheses[0].meanInWorld.isFinite || !hypotheses[0].covariance.isFinite { hypotheses.removeAll(keepingCapacity: true) }
+            if !hypotheses[0].meanInWorld.isFinite || !hypotheses[0].covariance.isFinite { removeAll() }
             return
         }
+        isFreshSingle = false
         let logMinimum = log(minimumWeight)
         var i = 0
         // Fields read in place: a hypothesis (its batch model included) is too large to copy
