@@ -136,7 +136,7 @@ public struct FusionEngine: Sendable {
                                    hypothesisCount: o.mixture.count, hypotheses: Array(o.mixture.hypotheses),
                                    assessment: o.coaching.lastAssessment, kinematics: o.phase == .tracking ? o.motion.combined : nil,
                                    movingProbability: o.phase == .tracking ? o.motion.movingProbability : nil,
-                                   movingRangeVarianceScale: Double(1 << o.movingRangeNoiseLevel))
+                                   movingRangeVarianceScale: o.movingRangeVarianceScale)
     }
 
     // MARK: Poses

@@ -55,7 +55,7 @@ extension ObjectTracker {
     /// A new level drops the hypotheses' kept models (`MovingLinearisation`): each is solved
     /// again at the next update. `o`: the options in use (their σ is the learned one).
     mutating func learnMovingRangeNoise(now: Double, options o: FusionOptions) {
-        let scale = Double(1 << movingRangeNoiseLevel)
+        let scale = movingRangeVarianceScale
         let s0 = o.sensors.rangeStandardDeviation / scale.squareRoot()
         guard s0 > 0 else { return }
         var ratio = rangeScatterCount >= 30 ? rangeScatterVariance / (s0 * s0) : 0

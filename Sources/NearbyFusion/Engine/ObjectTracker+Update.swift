@@ -81,7 +81,7 @@ extension ObjectTracker {
                 fusedDistance = nil
             } else {
                 if mayMove {
-                    noteRangeScatter(r, at: t, variance: options.rangeVariance(measured: r) * Double(1 << movingRangeNoiseLevel))
+                    noteRangeScatter(r, at: t, variance: options.rangeVariance(measured: r) * movingRangeVarianceScale)
                 }
                 if let last = lastUsableRangeTime, t > last {
                     let interval = t - last
@@ -103,7 +103,7 @@ extension ObjectTracker {
             } else {
                 // The range noise learned for an object that may move (`learnMovingRangeNoise`).
                 var learned = options
-                learned.sensors.rangeStandardDeviation *= Double(1 << movingRangeNoiseLevel).squareRoot()
+                learned.sensors.rangeStandardDeviation *= movingRangeVarianceScale.squareRoot()
                 fuse(range: fusedDistance, direction: rawDirection, at: t, pose: devicePose, antennaInWorld: antennaInWorld,
                      context: context, options: learned)
             }

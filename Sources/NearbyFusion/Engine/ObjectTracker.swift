@@ -72,9 +72,11 @@ struct ObjectTracker: Sendable {
     /// ``FusionOptions/Coaching/maximumRange``; fused or not), seconds.
     var lastUsableRangeTime: Double?
     /// The range variance an object that may move is weighed with, as `2^level` times
-    /// ``FusionOptions/Sensors/rangeStandardDeviation``'s square, learned from its batch's
-    /// residuals (`learnMovingRangeNoise(now:options:)`): 0 to 4.
+    /// ``FusionOptions/Sensors/rangeStandardDeviation``'s square, learned from its ranges'
+    /// scatter and its batch's residuals (`learnMovingRangeNoise(now:options:)`): 0 to 4.
     var movingRangeNoiseLevel = 0
+    /// `2^movingRangeNoiseLevel`: the factor on the configured range variance.
+    var movingRangeVarianceScale: Double { Double(1 << movingRangeNoiseLevel) }
     /// The ranges' own scatter (`noteRangeScatter(_:at:variance:)`): the last two fresh ranges
     /// and their times, the variance estimate, m², and how many second differences it holds.
     var rangeScatterHistory: ((t: Double, r: Double)?, (t: Double, r: Double)?) = (nil, nil)
