@@ -217,7 +217,7 @@ struct Accuracy: ParsableCommand {
             ("firstAngleMedianSeconds", .figure(ClosedLoop.medianFirstAngle(results), digits: 1)),
             ("firstAngleP90Seconds", .figure(Statistics.quantile(all, 0.9), digits: 1)),
             ("neverAnAngle", .fraction(results.count - angles.count, of: results.count)),
-            ("firstWorldTransformMedianSeconds", .figure(Statistics.quantile(results.map { $0.firstWorldTransformSeconds ?? ClosedLoop.runSeconds }, 0.5), digits: 1)),
+            ("firstWorldTransformMedianSeconds", .figure(ClosedLoop.medianFirstWorldTransform(results), digits: 1)),
             ("neverAWorldTransform", .fraction(results.count - transforms.count, of: results.count)),
             ("metresWalkedMedian", .figure(ClosedLoop.medianMetres(results), digits: 1)),
             ("firstAngleErrorMedianDegrees", .figure(Statistics.quantile(errors, 0.5), digits: 1)),

@@ -52,7 +52,7 @@ struct ClosedLoopTests {
     @Test func guidanceTowardWorldTransformGetsThePositionSooner() {
         func median(_ policy: SimulatedUser.Policy) -> Double {
             let results = (1...8).map { ClosedLoop.run(ScenarioCatalogue.behindUser(seed: UInt64($0)), user: SimulatedUser(policy: policy)) }
-            return Statistics.quantile(results.map { $0.firstWorldTransformSeconds ?? ClosedLoop.runSeconds }, 0.5)!
+            return ClosedLoop.medianFirstWorldTransform(results)!
         }
         let angle = median(.guidance), position = median(.guidanceToWorldTransform)
         #expect(position < angle, "worldTransform at \(position) s guided toward it, \(angle) s guided to the angle")

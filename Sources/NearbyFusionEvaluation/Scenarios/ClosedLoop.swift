@@ -186,6 +186,12 @@ extension ClosedLoop {
         Statistics.quantile(results.map { $0.firstAngleSeconds ?? runSeconds }, 0.5)
     }
 
+    /// The median time to the first `worldTransform`, seconds, a run without one counting as
+    /// ``runSeconds``.
+    public static func medianFirstWorldTransform(_ results: [ClosedLoopResult]) -> Double? {
+        Statistics.quantile(results.map { $0.firstWorldTransformSeconds ?? runSeconds }, 0.5)
+    }
+
     /// The median path length to the first angle (or the run's end), metres.
     public static func medianMetres(_ results: [ClosedLoopResult]) -> Double? {
         Statistics.quantile(results.map(\.metresWalked), 0.5)
