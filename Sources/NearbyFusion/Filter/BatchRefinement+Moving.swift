@@ -250,9 +250,9 @@ extension BatchRefinement {
     /// Whether the motion is observable is exactly what the Laplace covariance says: ranges
     /// alone determine a moving object only once the observer's own motion breaks the
     /// ambiguity between where it is and how it moves; until then `(A⁻¹)_xx` stays wide and
-    /// the convergence analysis withholds the angle. Replaces a fixed point inflated by
-    /// `(σ_v T / 2)²`, which by 35 s called a 0.1 m/s walker ±17 m (mean NEES 0.14 on
-    /// `distance-only-walking-peer`).
+    /// the convergence analysis withholds the angle. (A fixed point with its covariance
+    /// inflated by the walk, `(σ_v T / 2)²`, cannot say this: it claims the same spread
+    /// whether or not the geometry has pinned the walker down.)
     /// - Parameters:
     ///   - mixture: the bank; each hypothesis is re-solved from its last solution, under its
     ///     own tile prior, and gets a velocity.
