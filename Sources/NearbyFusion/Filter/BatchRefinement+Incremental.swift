@@ -276,13 +276,20 @@ extension BatchRefinement {
             guard iterations < limit else { return nil }
             iterations += 1
             // A Gauss–Newton iteration from the model's point: steps capped at 1 m and halved
-            // until the cost does not rise, as the solve from the prior does.
+            // until the cost does not rise, as the solve from the prior does — unless the step is
+            // one the model holds over and the rebuild only smooths the burst chain again: then
+            // the rebuilt model is taken as it is. (Its cost may be a few hundredths of a nat
+            // above the model's, the newest ranges' filtered weights having pointed the step; a
+            // line search would halve such a step eight times and then re-solve the hypothesis
+            // from its prior for nothing.)
+            let smoothingOnly = isWithinLinearisation(delta, from: model.point - antenna, sigma: sigma, tolerance: tolerance)
+                && abs(model.logMissingGradient.dot(delta)) <= 0.5
             var step = delta.length > 1 ? delta / delta.length : delta
             var accepted = false
             for _ in 0..<8 {
                 let candidate = linearisation(at: model.point + step, window: window, k: k, priorInformation: priorInformation,
                                               priorMean: priorMean)
-                if candidate.cost <= model.cost + 1e-9, let inverse = candidate.information.inverse {
+                if smoothingOnly || candidate.cost <= model.cost + 1e-9, let inverse = candidate.information.inverse {
                     model = candidate
                     delta = inverse * candidate.gradient
                     accepted = delta.isFinite
