@@ -237,12 +237,14 @@ struct DistanceSmootherTests {
     }
 
     /// The radio profiles of real Channel Sounding logs, still tag (seeds 1–9: 5 m to 45 m):
-    /// the round-trip-time radio's published distance has a p95 error below 0.85× its ranges'
-    /// (it was 2.3× theirs with the noise taken as configured, and tens of metres wrong at the worst),
-    /// and the inverse-FFT radio's p99 is below its ranges' (its short misreadings set off no
-    /// walk).
+    /// the round-trip-time radio's published distance has a p95 error below 0.6× its ranges'
+    /// and a median below 0.55× theirs (with the noise taken as configured it was 2.3× theirs
+    /// at p95; with the smoother's own noise alone, 0.84× and 0.72×: its estimate weighed
+    /// each range as if it were ten times better), and the inverse-FFT radio's p99 is below
+    /// its ranges' (its short misreadings set off no walk).
     @Test func realRadioProfilesPublishADistanceNoWorseThanTheirRanges() {
-        for (model, stem, quantile, share) in [(ChannelSoundingModel.roundTripTime, "cs-rtt", 0.95, 0.85),
+        for (model, stem, quantile, share) in [(ChannelSoundingModel.roundTripTime, "cs-rtt", 0.95, 0.6),
+                                               (ChannelSoundingModel.roundTripTime, "cs-rtt", 0.5, 0.55),
                                                (ChannelSoundingModel.inverseFFT, "cs-ifft", 0.99, 1.0)] {
             var raw: [Double] = [], published: [Double] = []
             for seed: UInt64 in 1...9 {

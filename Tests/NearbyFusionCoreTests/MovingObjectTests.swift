@@ -689,7 +689,7 @@ struct LearnedPeerNoiseTests {
             guard k % 10 == 0 else { continue }
             let r = (start + t * velocity - position).length + noise.gaussian(standardDeviation: sigma)
             _ = engine.ingest(UWBMeasurement(timestamp: t + 0.001, distance: r, directionInDevice: nil), for: friend)
-            if k % 100 == 90 { scales.append(engine.snapshot(friend).movingRangeVarianceScale) }
+            if k % 100 == 90 { scales.append(engine.snapshot(friend).rangeVarianceScale) }
         }
         return scales
     }

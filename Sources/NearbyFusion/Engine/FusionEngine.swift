@@ -136,7 +136,7 @@ public struct FusionEngine: Sendable {
                                    hypothesisCount: o.mixture.count, hypotheses: Array(o.mixture.hypotheses),
                                    assessment: o.coaching.lastAssessment, kinematics: o.phase == .tracking ? o.motion.combined : nil,
                                    movingProbability: o.phase == .tracking ? o.motion.movingProbability : nil,
-                                   movingRangeVarianceScale: o.movingRangeVarianceScale)
+                                   rangeVarianceScale: o.rangeVarianceScale)
     }
 
     // MARK: Poses

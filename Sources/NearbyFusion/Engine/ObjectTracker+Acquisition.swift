@@ -55,7 +55,7 @@ extension ObjectTracker {
     /// A new level drops the hypotheses' kept models (`MovingLinearisation`): each is solved
     /// again at the next update. `o`: the options in use (their σ is the learned one).
     mutating func learnMovingRangeNoise(now: Double, options o: FusionOptions) {
-        let scale = movingRangeVarianceScale
+        let scale = rangeVarianceScale
         let s0 = o.sensors.rangeStandardDeviation / scale.squareRoot()
         guard s0 > 0 else { return }
         var ratio = rangeScatterCount >= 30 ? rangeScatterVariance / (s0 * s0) : 0
@@ -72,10 +72,10 @@ extension ObjectTracker {
         }
         guard ratio > 0 else { return }
         let exponent = log2(ratio)
-        guard abs(exponent - Double(movingRangeNoiseLevel)) >= 0.75 else { return }
+        guard abs(exponent - Double(rangeNoiseLevel)) >= 0.75 else { return }
         let level = max(0, min(4, Int(exponent.rounded())))
-        guard level != movingRangeNoiseLevel else { return }
-        movingRangeNoiseLevel = level
+        guard level != rangeNoiseLevel else { return }
+        rangeNoiseLevel = level
         mixture.transformEach { $0.moving = MovingLinearisation() }
     }
 
@@ -85,6 +85,12 @@ extension ObjectTracker {
     /// the true range over the intervals (millimetres at 10 Hz and walking pace);
     /// `σ̂²` the mean of `min(d², 9 · 6 σ²)/6` over the first 50 (`σ²` the variance in use:
     /// outliers clipped), then `σ̂² ← 0.98 σ̂² + 0.02 min(d², 54 σ²)/6`.
+    ///
+    /// Beside it, for a Channel Sounding object, `ℓ`: the mean of `ln(max(d², 10⁻⁸ m²)/6)` over
+    /// the first 20, then `ℓ ← 0.95 ℓ + 0.05 ln(…)` (a radio's noise changes with its signal
+    /// as the user walks). Unclipped, for a radio whose noise may be ten times the configured σ,
+    /// and robust all the same — a range metres off moves `ℓ` by a share of its logarithm, not
+    /// by its square.
     mutating func noteRangeScatter(_ r: Double, at t: Double, variance: Double) {
         defer { rangeScatterHistory = (rangeScatterHistory.1, (t, r)) }
         guard let first = rangeScatterHistory.0, let second = rangeScatterHistory.1 else { return }
@@ -95,7 +101,57 @@ extension ObjectTracker {
         // The mean of the first 50, then an exponential average over about the last 50.
         let gain = max(1 / Double(rangeScatterCount + 1), 0.02)
         rangeScatterVariance += gain * (sample - rangeScatterVariance)
+        if ranging == .bluetoothChannelSounding {
+            rangeLogScatter += max(1 / Double(rangeScatterCount + 1), 0.05) * (log(max(d * d, 1e-8) / 6) - rangeLogScatter)
+        }
         rangeScatterCount += 1
+    }
+
+    /// Learns the range noise of a Channel Sounding object from its ranges' scatter: a radio
+    /// far noisier than ``FusionOptions/ChannelSounding/rangeStandardDeviation`` `σ₀` (a
+    /// round-trip-time estimator's σ is 1.6–4.6 m) is trusted as much as it deserves — by its
+    /// batch, its gates, its restart tests and the published distance —, or its estimate,
+    /// weighing each range as if it were ten times better, chases one range after another.
+    ///
+    /// `ℓ` (`noteRangeScatter`) is the mean of `ln(d²/6)`, and for Gaussian `d` of variance
+    /// `6σ²`, `E[ln(d²/6)] = ln σ² − (γ + ln 2)`: `σ̂² = exp(ℓ + γ + ln 2)`, `ρ = σ̂²/σ₀²`. One
+    /// `ln z²` has standard deviation `π/√2`, so over `n` differences `log₂ ρ` has
+    /// `s = π/(√2 n^{1/2} ln 2)` (1.0 at 10; 0.52 from 39 on, the exponential average's
+    /// effective count, `(2 − g)/g` for the gain `g = 0.05`).
+    /// The level is `l = round(log₂ ρ)`, 2 to 8 (×4 to ×256), once `log₂ ρ − 2s ≥ 1.5` and
+    /// `log₂ ρ` lies at least `0.75 + s` from the level in use: a radio within a factor of
+    /// two of `σ₀` is weighed as configured, since the multipath bursts the configured figures
+    /// account for and the sweeps' curvature move `ρ` that much, and a radio eight times
+    /// noisier is caught within ten differences (five seconds at 2 Hz). A radio quieter than
+    /// `σ₀` keeps it: its multipath and outliers are what `σ₀` covers. Correlated errors
+    /// shrink the second differences (`6 − 8φ + 2φ²` times `σ²` for a lag-one correlation
+    /// `φ`): the level errs low.
+    ///
+    /// A new level while the object is acquired tiles the bank afresh on the sphere of its
+    /// fused distance around the antenna `a` (world frame, metres) at `t` (seconds) and re-solves every tile from
+    /// the window with the learned noise: the old tiles were weighed and pruned with ranges
+    /// trusted several times too much, and a still phone's bank, which no range can resolve
+    /// across the line of sight, had lost the bearings that the noise had happened to disfavour.
+    mutating func learnChannelSoundingRangeNoise(at t: Double, antennaInWorld a: Vector3, pose: DevicePose, pathLength: Double,
+                                                 options o: FusionOptions) {
+        guard rangeScatterCount >= 5, o.sensors.rangeStandardDeviation > 0 else { return }
+        let s0 = o.sensors.rangeStandardDeviation
+        // γ + ln 2: minus the mean of ln z² for a standard normal z.
+        let exponent = (rangeLogScatter + 0.5772156649015329 + log(2.0) - log(s0 * s0)) / log(2.0)
+        let spread = Double.pi / (2.0.squareRoot() * Double(min(rangeScatterCount, 39)).squareRoot() * log(2.0))
+        guard abs(exponent - Double(rangeNoiseLevel)) >= 0.75 + spread else { return }
+        let level = exponent - 2 * spread < 1.5 ? 0 : max(2, min(8, Int(exponent.rounded())))
+        guard level != rangeNoiseLevel else { return }
+        rangeNoiseLevel = level
+        guard phase == .acquiring, !mixture.isEmpty else { return }
+        let learned = withLearnedRangeNoise(o)
+        mixture.initialize(rangeMetres: fusedDistance(from: a), antennaInWorld: a, forwardInWorld: pose.forwardInWorld, options: learned)
+        weighByCarryOrigin(at: t, options: learned)
+        estimateGeneration &+= 1
+        restarts.clearRejections()
+        BatchRefinement.refine(&mixture, window: window, options: learned,
+                               addedVariance: acquisitionAddedVariance(pathLength: pathLength, options: learned))
+        updatesSinceRefinement = 0
     }
 
     /// Whether a hypothesis holding at least 1 % of the weight explains a range `r` measured

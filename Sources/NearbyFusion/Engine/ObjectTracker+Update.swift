@@ -81,7 +81,11 @@ extension ObjectTracker {
                 fusedDistance = nil
             } else {
                 if mayMove {
-                    noteRangeScatter(r, at: t, variance: options.rangeVariance(measured: r) * movingRangeVarianceScale)
+                    noteRangeScatter(r, at: t, variance: options.rangeVariance(measured: r) * rangeVarianceScale)
+                } else if ranging == .bluetoothChannelSounding {
+                    noteRangeScatter(r, at: t, variance: options.rangeVariance(measured: r) * rangeVarianceScale)
+                    learnChannelSoundingRangeNoise(at: t, antennaInWorld: antennaInWorld, pose: devicePose, pathLength: context.pathLength,
+                                                   options: options)
                 }
                 if let last = lastUsableRangeTime, t > last {
                     let interval = t - last
@@ -97,24 +101,31 @@ extension ObjectTracker {
         if devicePose.tracking == .normal, !(sinceFused >= 0 && sinceFused < options.sensors.minimumFusionInterval),
            fusedDistance != nil || rawDistance == nil || rawDirection != nil {
             lastFusionTime = t
-            if movingRangeNoiseLevel == 0 {
+            if rangeNoiseLevel == 0 {
                 fuse(range: fusedDistance, direction: rawDirection, at: t, pose: devicePose, antennaInWorld: antennaInWorld,
                      context: context, options: options)
             } else {
-                // The range noise learned for an object that may move (`learnMovingRangeNoise`).
-                var learned = options
-                learned.sensors.rangeStandardDeviation *= movingRangeVarianceScale.squareRoot()
+                // The range noise learned from the ranges (`learnMovingRangeNoise`,
+                // `learnChannelSoundingRangeNoise`).
                 fuse(range: fusedDistance, direction: rawDirection, at: t, pose: devicePose, antennaInWorld: antennaInWorld,
-                     context: context, options: learned)
+                     context: context, options: withLearnedRangeNoise(options))
             }
         }
         publish(into: &estimate, at: t, pose: devicePose, antennaInWorld: antennaInWorld, context: context, options: options)
         if ranging == .bluetoothChannelSounding {
             // The reference: the estimate's fused distance, which `publish` has put in `distance`.
             publishSmoothedDistance(into: &estimate, at: t, raw: rawDistance, reference: mixture.isEmpty ? nil : estimate.distance,
-                                    context: context, options: options)
+                                    context: context, options: rangeNoiseLevel == 0 ? options : withLearnedRangeNoise(options))
         }
         return estimate
+    }
+
+    /// `o` with its range σ the learned one: ``FusionOptions/Sensors/rangeStandardDeviation``
+    /// times `√(2^level)` (`rangeNoiseLevel`).
+    func withLearnedRangeNoise(_ o: FusionOptions) -> FusionOptions {
+        var learned = o
+        learned.sensors.rangeStandardDeviation *= rangeVarianceScale.squareRoot()
+        return learned
     }
 
     /// Whether a usable range `r` (metres) is a stale repeat — the last range passed on

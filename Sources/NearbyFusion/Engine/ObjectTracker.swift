@@ -71,12 +71,14 @@ struct ObjectTracker: Sendable {
     /// Time of the last usable range the radio reported (valid, and within
     /// ``FusionOptions/Coaching/maximumRange``; fused or not), seconds.
     var lastUsableRangeTime: Double?
-    /// The range variance an object that may move is weighed with, as `2^level` times
-    /// ``FusionOptions/Sensors/rangeStandardDeviation``'s square, learned from its ranges'
-    /// scatter and its batch's residuals (`learnMovingRangeNoise(now:options:)`): 0 to 4.
-    var movingRangeNoiseLevel = 0
-    /// `2^movingRangeNoiseLevel`: the factor on the configured range variance.
-    var movingRangeVarianceScale: Double { Double(1 << movingRangeNoiseLevel) }
+    /// The range variance the object's ranges are weighed with, as `2^level` times
+    /// ``FusionOptions/Sensors/rangeStandardDeviation``'s square: for an object that may move,
+    /// learned from its ranges' scatter and its batch's residuals
+    /// (`learnMovingRangeNoise(now:options:)`), 0 to 4; for a Channel Sounding object, from
+    /// its ranges' scatter alone (`learnChannelSoundingRangeNoise(at:antennaInWorld:pose:pathLength:options:)`), 0 or 2 to 8.
+    var rangeNoiseLevel = 0
+    /// `2^rangeNoiseLevel`: the factor on the configured range variance.
+    var rangeVarianceScale: Double { Double(1 << rangeNoiseLevel) }
     /// The ranges' own scatter (`noteRangeScatter(_:at:variance:)`): the last two fresh ranges
     /// and their times, the variance estimate, m², and how many second differences it holds.
     var rangeScatterHistory: ((t: Double, r: Double)?, (t: Double, r: Double)?) = (nil, nil)
@@ -84,6 +86,10 @@ struct ObjectTracker: Sendable {
     var rangeScatterVariance = 0.0
     /// (See ``rangeScatterHistory``.)
     var rangeScatterCount = 0
+    /// The mean of `ln(d²/6)` over the same second differences `d` (metres; the mean of the
+    /// first 20, then an exponential average over about 20): the robust scatter a Channel
+    /// Sounding object's noise is learned from (`learnChannelSoundingRangeNoise(at:antennaInWorld:pose:pathLength:options:)`).
+    var rangeLogScatter = 0.0
     /// The mean interval between usable ranges, seconds (an exponential average over about
     /// ten): the radio's rate, which sets how many ranges a step of guidance brings.
     var meanRangeInterval: Double?
@@ -187,10 +193,11 @@ struct ObjectTracker: Sendable {
         removed = true
         lastUsableRangeTime = nil
         meanRangeInterval = nil
-        movingRangeNoiseLevel = 0
+        rangeNoiseLevel = 0
         rangeScatterHistory = (nil, nil)
         rangeScatterVariance = 0
         rangeScatterCount = 0
+        rangeLogScatter = 0
         lastRangeMetres = nil
         rangeDecimalDigits = 0
         rangesReadForDigits = 0
@@ -279,7 +286,7 @@ public struct ObjectStateSnapshot: Sendable {
     @_spi(Internals) public var kinematics: KinematicGaussian?
     /// The motion model's probability that the object moves, while tracking.
     public var movingProbability: Double?
-    /// How many times ``FusionOptions/Sensors/rangeStandardDeviation``'s variance the batch of
-    /// an object that may move weighs its ranges with, learned from them (`@_spi(Internals)`).
-    @_spi(Internals) public var movingRangeVarianceScale: Double = 1
+    /// How many times ``FusionOptions/Sensors/rangeStandardDeviation``'s variance the object's
+    /// ranges are weighed with, learned from them (`@_spi(Internals)`).
+    @_spi(Internals) public var rangeVarianceScale: Double = 1
 }
