@@ -70,6 +70,14 @@ struct ScenarioTargetTests {
         #expect(transform?.verdict == .notJudged)
         // Fifty seeds (the same two runs, 25 times each): the angle target is judged, and the
         // runs of more seeds count toward the converged ones.
+        // The planar sweeps' mirror stays open: their NEES is held to the posterior's too, and
+        // a radio profile's (no posterior: its noise is not the engine's model) to the band.
+        let planar = ScenarioCatalogue.all.first { $0.name == "cs-planar-sweeps" }!.make
+        let planarChecks = ScenarioTargets.checks(for: planar(1), runs: [ScenarioRun(planar(1), exactPosteriorUntil: Angle.radians(degrees: 10))])
+        #expect(planarChecks.contains { $0.target.hasSuffix("or at most the exact posterior's") })
+        let rtt = ScenarioCatalogue.all.first { $0.name == "cs-rtt-still" }!.make
+        let rttChecks = ScenarioTargets.checks(for: rtt(1), runs: [ScenarioRun(rtt(1))])
+        #expect(rttChecks.contains { $0.target == "mean NEES over ≥ 50 seeds inside the χ² 95 % band" })
         let fifty = Array(repeating: runs, count: 25).flatMap { $0 }
         let judged = ScenarioTargets.checks(for: make(1), runs: fifty, moreRuns: runs)
         #expect(judged.first { $0.target.hasPrefix("first horizontalAngle within 3 s") }?.verdict != .notJudged)
