@@ -219,21 +219,59 @@ struct DistanceSmootherTests {
         #expect(correlated > white + 0.15, "φ̂ \(correlated) for φ = 0.6, \(white) for white errors")
     }
 
-    /// A range that repeats the last one to the bit (a stale value passed on again) is not
-    /// fused: the filter ends where a failed procedure would have left it.
+    /// A range called a stale repeat (a value passed on again) is not fused: the filter ends
+    /// where a failed procedure would have left it, and its distance is still published. The
+    /// same value not called stale (an honest repeat of a centimetre radio) is fused.
     @Test func aStaleRepeatIsNoNewInformation() {
         let o = Self.options
-        func feed(_ second: Double?) -> DistanceSmoother {
+        func feed(_ last: Double?, stale: Bool = false) -> (DistanceSmoother, Double?) {
             var smoother = DistanceSmoother()
-            for (k, z) in [4.0, 4.1, 3.95, 4.2, second].enumerated() {
-                _ = smoother.update(at: Double(k) * 0.5, range: z, reference: nil, generation: 0, density: o.rangeErrorDensity,
-                                    variance: 0.09, residualIntensity: 0.1, freeIntensity: 0.5, minimumInterval: 0, filter: o.distanceFilter)
+            var published: Double?
+            for (k, z) in [4.0, 4.1, 3.95, 4.2, last].enumerated() {
+                published = smoother.update(at: Double(k) * 0.5, range: z, isStaleRepeat: stale && k == 4, reference: nil, generation: 0,
+                                            density: o.rangeErrorDensity, variance: 0.09, residualIntensity: 0.1, freeIntensity: 0.5,
+                                            minimumInterval: 0, filter: o.distanceFilter)
             }
-            return smoother
+            return (smoother, published)
         }
-        let stale = feed(4.2), failed = feed(nil), fresh = feed(4.25)
+        let (stale, published) = feed(4.2, stale: true), (failed, _) = feed(nil), (honest, _) = feed(4.2)
         #expect(stale.distance == failed.distance && stale.learnedVariance == failed.learnedVariance)
-        #expect(fresh.learnedVariance != failed.learnedVariance)
+        #expect(published == stale.distance)
+        #expect(honest.learnedVariance != failed.learnedVariance)
+    }
+
+    /// Through the engine (camera assistance off: the published distance is the filter's): a
+    /// Channel Sounding radio that reports whole centimetres repeats itself honestly while
+    /// the devices keep still, and its repeats are fused — the session publishes what it
+    /// publishes with each repeat nudged by a micrometre (no longer a repeat). A radio that
+    /// reports tenths of a millimetre and passes on stale values has them left out: the
+    /// session publishes what it publishes with those updates failed.
+    @Test func theTrackerDecidesWhatIsStaleForThePublishedDistance() {
+        func published(_ ranges: [Double?]) -> [Double?] {
+            var engine = FusionEngine(cameraAssistanceEnabled: false)
+            let tag = engine.register(objectID: "tag", ranging: .bluetoothChannelSounding)
+            return ranges.enumerated().map { k, r in
+                engine.ingest(UWBMeasurement(timestamp: Double(k) * 0.2, distance: r, directionInDevice: nil), for: tag).distance
+            }
+        }
+        var noise = NoiseStream(seed: 7, source: "stale-cs")
+        let truth = (0..<150).map { _ in 4 + noise.gaussian(standardDeviation: 0.01) }
+        // Whole centimetres: many honest repeats.
+        let centimetres = truth.map { ($0 * 100).rounded() / 100 }
+        var nudged = centimetres
+        for k in 1..<nudged.count where centimetres[k] == centimetres[k - 1] { nudged[k] = centimetres[k] + 1e-6 * Double(k % 2 == 0 ? 1 : -1) }
+        #expect(zip(centimetres.dropFirst(), centimetres).filter { $0 == $1 }.count >= 20)
+        let a = published(centimetres), b = published(nudged)
+        let gap = zip(a, b).map { abs(($0 ?? 0) - ($1 ?? 0)) }.max() ?? 0
+        #expect(gap < 1e-4, "honest centimetre repeats published \(gap) m away from the nudged session")
+        // Tenths of a millimetre, every third range a stale copy of the one before.
+        let fine = truth.map { ($0 * 10_000).rounded() / 10_000 }
+        var stale: [Double?] = fine, failed: [Double?] = fine
+        for k in stride(from: 2, to: fine.count, by: 3) { stale[k] = fine[k - 1]; failed[k] = nil }
+        let c = published(stale), d = published(failed)
+        // Once repeats come more often than chance (a few in), the two sessions' filters agree.
+        let late = zip(c, d).suffix(100).map { abs(($0 ?? 0) - ($1 ?? $0 ?? 0)) }.max() ?? 0
+        #expect(late < 0.02, "stale copies moved the published distance \(late) m from the failed session's")
     }
 
     /// The radio profiles of real Channel Sounding logs, still tag (seeds 1–9: 5 m to 45 m):

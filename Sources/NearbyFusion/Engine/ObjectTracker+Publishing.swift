@@ -7,13 +7,14 @@ extension ObjectTracker {
     /// up), outliers down-weighted; without a reference — the app says the tag moves, or
     /// camera assistance is off — its ranges smoothed ("outliers are filtered and results
     /// smoothed", as Apple describes the radio's distance).
+    /// `isStaleRepeat`: the range repeats the last one as no new measurement (``isStaleRepeat(_:)``).
     @inline(__always)
-    mutating func publishSmoothedDistance(into estimate: inout NearbyObjectEstimate, at t: Double, raw: Double?,
-                                                  reference: Double?, context: Context, options: FusionOptions) {
+    mutating func publishSmoothedDistance(into estimate: inout NearbyObjectEstimate, at t: Double, raw: Double?, isStaleRepeat: Bool,
+                                          reference: Double?, context: Context, options: FusionOptions) {
         let usable = raw.flatMap { $0 <= options.coaching.maximumRange ? $0 : nil }
         // (A range beyond reach, before any other, is passed on as the radio gave it.)
         estimate.distance = distanceSmoother.update(
-            at: t, range: usable, reference: reference, generation: estimateGeneration,
+            at: t, range: usable, isStaleRepeat: isStaleRepeat, reference: reference, generation: estimateGeneration,
             density: context.optionsBox.rangeErrorDensity, variance: options.rangeVariance(measured: usable ?? 0),
             residualIntensity: options.channelSounding.distanceResidualAccelerationIntensity, freeIntensity: options.motion.accelerationIntensity,
             minimumInterval: options.sensors.minimumFusionInterval, filter: options.distanceFilter) ?? estimate.distance

@@ -65,7 +65,10 @@ extension ObjectTracker {
             }
             // No estimate to refer to: a Channel Sounding object's ranges, smoothed.
             if ranging == .bluetoothChannelSounding {
-                publishSmoothedDistance(into: &estimate, at: t, raw: rawDistance, reference: nil, context: context, options: context.options)
+                let options = context.options
+                let stale = rawDistance.map { $0 <= options.coaching.maximumRange && isStaleRepeat($0) } ?? false
+                publishSmoothedDistance(into: &estimate, at: t, raw: rawDistance, isStaleRepeat: stale, reference: nil, context: context,
+                                        options: options)
             }
             return estimate
         }
@@ -76,9 +79,11 @@ extension ObjectTracker {
         // A stale repeat (``isStaleRepeat(_:)``) is published as the radio gave it but
         // fused as no range: it is no new measurement.
         var fusedDistance = rawDistance
+        var stale = false
         if let r = rawDistance, r <= options.coaching.maximumRange {
             if isStaleRepeat(r) {
                 fusedDistance = nil
+                stale = true
             } else {
                 if mayMove {
                     noteRangeScatter(r, at: t, variance: options.rangeVariance(measured: r) * rangeVarianceScale)
@@ -114,7 +119,8 @@ extension ObjectTracker {
         publish(into: &estimate, at: t, pose: devicePose, antennaInWorld: antennaInWorld, context: context, options: options)
         if ranging == .bluetoothChannelSounding {
             // The reference: the estimate's fused distance, which `publish` has put in `distance`.
-            publishSmoothedDistance(into: &estimate, at: t, raw: rawDistance, reference: mixture.isEmpty ? nil : estimate.distance,
+            publishSmoothedDistance(into: &estimate, at: t, raw: rawDistance, isStaleRepeat: stale,
+                                    reference: mixture.isEmpty ? nil : estimate.distance,
                                     context: context, options: rangeNoiseLevel == 0 ? options : withLearnedRangeNoise(options))
         }
         return estimate

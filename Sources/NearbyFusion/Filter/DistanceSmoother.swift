@@ -45,8 +45,9 @@ import Foundation
 ///   fused with variance `R/(π w_t)`. A range 5σ short (an inverse-FFT estimator locking on a
 ///   spurious early peak) weighs 0.23 of one on the line; multipath alone only ever explains
 ///   long ones.
-/// - **Stale repeats**: a range equal to the last fused one to the bit is a value passed on
-///   again, not a new measurement: it is not fused.
+/// - **Stale repeats**: a range the object's tracker calls a stale repeat — the last value
+///   passed on again, where the radio's resolution makes an honest repeat unlikely
+///   (`ObjectTracker.isStaleRepeat(_:)`) — is no new measurement: it is not fused.
 /// - **Learned noise**: `R` is not the configured `σ₀²` but the mean of a variational-Bayes
 ///   inverse-gamma posterior on the Student-t scale², `R ~ IG(α, β)`, with forgetting `λ`
 ///   (``FusionOptions/DistanceFilter/noiseForgetting``) toward the prior `σ₀² (n − 2)/n` (the
@@ -82,8 +83,6 @@ import Foundation
     /// The reference at the last update and the estimate it came from (`nil`: none).
     var lastReference: Double?
     var lastGeneration = 0
-    /// The last range fused, metres (a repeat of it is stale).
-    var lastRange: Double?
     /// The inverse-gamma posterior of the range variance: `α` (ranges) and `β` (m²).
     public private(set) var noiseShape = 0.0, noiseRate = 0.0
     /// The forgetting sums of `eₖ eₖ₋₁` and `eₖ²`, and the last `eₖ`.
@@ -132,6 +131,8 @@ import Foundation
     /// - Parameters:
     ///   - t: the update's time, seconds.
     ///   - range: the radio's range, metres (`nil`: the procedure failed, or beyond reach).
+    ///   - isStaleRepeat: whether `range` repeats the last one as no new measurement: it is
+    ///     not fused (the published distance is still computed).
     ///   - reference: the fused distance of the current estimate, metres (`nil`: none).
     ///   - generation: changes whenever the estimate starts over.
     ///   - density: the radio's range error density.
@@ -140,7 +141,7 @@ import Foundation
     ///   - freeIntensity: `q` without one, m²/s³.
     ///   - minimumInterval: ranges sooner than this after the last fused one are not fused, seconds.
     ///   - filter: the noise learning and the robust weights.
-    public mutating func update(at t: Double, range: Double?, reference: Double?, generation: Int,
+    public mutating func update(at t: Double, range: Double?, isStaleRepeat: Bool = false, reference: Double?, generation: Int,
                                 density: RangeErrorDensity, variance sigma2: Double,
                                 residualIntensity: Double, freeIntensity: Double, minimumInterval: Double,
                                 filter: FusionOptions.DistanceFilter = .init()) -> Double? {
@@ -166,7 +167,7 @@ import Foundation
             puu += Self.rateVarianceOnSwitch
         }
         predict(dt, referenceStep: referenceStep, intensity: reference == nil ? freeIntensity : residualIntensity)
-        if let z = range, t - lastRangeTime >= minimumInterval, z != lastRange {
+        if let z = range, !isStaleRepeat, t - lastRangeTime >= minimumInterval {
             var side: Int8 = 0
             if let rho = reference {
                 let scale = max(learnedVariance, 1e-12).squareRoot()
@@ -180,7 +181,6 @@ import Foundation
             middleSide = newestSide
             newestSide = side
             lastRangeTime = t
-            lastRange = z
         }
         if !(distance + rate + pdd + pdu + puu + noiseRate).isFinite {
             // Never a NaN in the outputs (options that make the filter diverge): start again
@@ -204,7 +204,6 @@ import Foundation
         newestSide = 0
         middleSide = 0
         oldestSide = 0
-        lastRange = z
         distance = z
         rate = 0
         pdd = sigma2
