@@ -79,32 +79,46 @@ extension ObjectTracker {
         mixture.transformEach { $0.moving = MovingLinearisation() }
     }
 
-    /// The ranges' own scatter (`ρ_Δ` of `learnMovingRangeNoise`): over three consecutive fresh
-    /// ranges at even intervals (within a quarter of each other, under a second), the second
-    /// difference `d = r₃ − 2 r₂ + r₁` is white noise of variance `6 σ²` plus the curvature of
-    /// the true range over the intervals (millimetres at 10 Hz and walking pace);
-    /// `σ̂²` the mean of `min(d², 9 · 6 σ²)/6` over the first 50 (`σ²` the variance in use:
-    /// outliers clipped), then `σ̂² ← 0.98 σ̂² + 0.02 min(d², 54 σ²)/6`.
-    ///
-    /// Beside it, for a Channel Sounding object, `ℓ`: the mean of `ln(max(d², 10⁻⁸ m²)/6)` over
-    /// the first 20, then `ℓ ← 0.95 ℓ + 0.05 ln(…)` (a radio's noise changes with its signal
-    /// as the user walks). Unclipped, for a radio whose noise may be ten times the configured σ,
-    /// and robust all the same — a range metres off moves `ℓ` by a share of its logarithm, not
-    /// by its square.
+    /// The ranges' own scatter (`ρ_Δ` of `learnMovingRangeNoise`): the second difference `d`
+    /// of the last three fresh ranges (``secondDifference(_:at:)``); `σ̂²` the mean of
+    /// `min(d², 9 · 6 σ²)/6` over the first 50 (`σ²` the variance in use: outliers clipped),
+    /// then `σ̂² ← 0.98 σ̂² + 0.02 min(d², 54 σ²)/6`.
     mutating func noteRangeScatter(_ r: Double, at t: Double, variance: Double) {
-        defer { rangeScatterHistory = (rangeScatterHistory.1, (t, r)) }
-        guard let first = rangeScatterHistory.0, let second = rangeScatterHistory.1 else { return }
-        let h1 = second.t - first.t, h2 = t - second.t
-        guard h1 > 0, h2 > 0, max(h1, h2) < 1, abs(h2 - h1) <= 0.25 * max(h1, h2) else { return }
-        let d = r - 2 * second.r + first.r
+        guard let d = secondDifference(r, at: t) else { return }
         let sample = min(d * d, 54 * variance) / 6
         // The mean of the first 50, then an exponential average over about the last 50.
         let gain = max(1 / Double(rangeScatterCount + 1), 0.02)
         rangeScatterVariance += gain * (sample - rangeScatterVariance)
-        if ranging == .bluetoothChannelSounding {
-            rangeLogScatter += max(1 / Double(rangeScatterCount + 1), 0.05) * (log(max(d * d, 1e-8) / 6) - rangeLogScatter)
-        }
         rangeScatterCount += 1
+    }
+
+    /// Over three consecutive fresh ranges at even intervals (within a quarter of each other,
+    /// under a second), the second difference `d = r₃ − 2 r₂ + r₁` (metres), white noise of
+    /// variance `6 σ²` plus the curvature of the true range over the intervals (millimetres at
+    /// 10 Hz and walking pace); `nil` until three such ranges have come. Notes `r` (metres,
+    /// at `t`, seconds) as the newest.
+    mutating func secondDifference(_ r: Double, at t: Double) -> Double? {
+        defer { rangeScatterHistory = (rangeScatterHistory.1, (t, r)) }
+        guard let first = rangeScatterHistory.0, let second = rangeScatterHistory.1 else { return nil }
+        let h1 = second.t - first.t, h2 = t - second.t
+        guard h1 > 0, h2 > 0, max(h1, h2) < 1, abs(h2 - h1) <= 0.25 * max(h1, h2) else { return nil }
+        return r - 2 * second.r + first.r
+    }
+
+    /// A still Channel Sounding object's fresh range `r` (metres, at `t`): its scatter noted
+    /// — `ℓ`, the mean of `ln(max(d², 10⁻⁸ m²)/6)` over the second differences `d`
+    /// (``secondDifference(_:at:)``) of the first 20, then `ℓ ← 0.95 ℓ + 0.05 ln(…)` (a radio's
+    /// noise changes with its signal as the user walks) — and its noise learned from it
+    /// (`learnChannelSoundingRangeNoise(at:antennaInWorld:pose:context:)`). Unclipped,
+    /// for a radio whose noise may be ten times the configured σ, and robust all the same: a
+    /// range metres off moves `ℓ` by a share of its logarithm, not by its square. Out of line:
+    /// a UWB update never pays for it.
+    @inline(never)
+    mutating func noteChannelSoundingRange(_ r: Double, at t: Double, antennaInWorld: Vector3, pose: DevicePose, context: Context) {
+        guard let d = secondDifference(r, at: t) else { return }
+        rangeLogScatter += max(1 / Double(rangeScatterCount + 1), 0.05) * (log(max(d * d, 1e-8) / 6) - rangeLogScatter)
+        rangeScatterCount += 1
+        learnChannelSoundingRangeNoise(at: t, antennaInWorld: antennaInWorld, pose: pose, context: context)
     }
 
     /// Learns the range noise of a Channel Sounding object from its ranges' scatter: a radio
@@ -113,7 +127,7 @@ extension ObjectTracker {
     /// batch, its gates, its restart tests and the published distance —, or its estimate,
     /// weighing each range as if it were ten times better, chases one range after another.
     ///
-    /// `ℓ` (`noteRangeScatter`) is the mean of `ln(d²/6)`, and for Gaussian `d` of variance
+    /// `ℓ` (``noteChannelSoundingRange(_:at:antennaInWorld:pose:context:)``) is the mean of `ln(d²/6)`, and for Gaussian `d` of variance
     /// `6σ²`, `E[ln(d²/6)] = ln σ² − (γ + ln 2)`: `σ̂² = exp(ℓ + γ + ln 2)`, `ρ = σ̂²/σ₀²`. One
     /// `ln z²` has standard deviation `π/√2`, so over `n` differences `log₂ ρ` has
     /// `s = π/(√2 n^{1/2} ln 2)` (1.0 at 10; 0.52 from 39 on, the exponential average's
@@ -132,25 +146,25 @@ extension ObjectTracker {
     /// the window with the learned noise: the old tiles were weighed and pruned with ranges
     /// trusted several times too much, and a still phone's bank, which no range can resolve
     /// across the line of sight, had lost the bearings that the noise had happened to disfavour.
-    mutating func learnChannelSoundingRangeNoise(at t: Double, antennaInWorld a: Vector3, pose: DevicePose, pathLength: Double,
-                                                 options o: FusionOptions) {
-        guard rangeScatterCount >= 5, o.sensors.rangeStandardDeviation > 0 else { return }
-        let s0 = o.sensors.rangeStandardDeviation
-        // γ + ln 2: minus the mean of ln z² for a standard normal z.
-        let exponent = (rangeLogScatter + 0.5772156649015329 + log(2.0) - log(s0 * s0)) / log(2.0)
-        let spread = Double.pi / (2.0.squareRoot() * Double(min(rangeScatterCount, 39)).squareRoot() * log(2.0))
+    mutating func learnChannelSoundingRangeNoise(at t: Double, antennaInWorld a: Vector3, pose: DevicePose, context: Context) {
+        let s0 = context.optionsBox.options.sensors.rangeStandardDeviation
+        guard rangeScatterCount >= 5, s0 > 0 else { return }
+        // γ + ln 2: minus the mean of ln z² for a standard normal z; `log₂ ρ = (ℓ + γ + ln 2 − ln σ₀²)/ln 2`.
+        let exponent = (rangeLogScatter + 0.5772156649015329 + 0.6931471805599453 - 2 * log(s0)) * 1.4426950408889634
+        // π/(√2 ln 2) = 3.2050…: one `ln z²`'s standard deviation in `log₂`.
+        let spread = 3.204862591065631 / Double(min(rangeScatterCount, 39)).squareRoot()
         guard abs(exponent - Double(rangeNoiseLevel)) >= 0.75 + spread else { return }
         let level = exponent - 2 * spread < 1.5 ? 0 : max(2, min(8, Int(exponent.rounded())))
         guard level != rangeNoiseLevel else { return }
         rangeNoiseLevel = level
         guard phase == .acquiring, !mixture.isEmpty else { return }
-        let learned = withLearnedRangeNoise(o)
+        let learned = withLearnedRangeNoise(context.options)
         mixture.initialize(rangeMetres: fusedDistance(from: a), antennaInWorld: a, forwardInWorld: pose.forwardInWorld, options: learned)
         weighByCarryOrigin(at: t, options: learned)
         estimateGeneration &+= 1
         restarts.clearRejections()
         BatchRefinement.refine(&mixture, window: window, options: learned,
-                               addedVariance: acquisitionAddedVariance(pathLength: pathLength, options: learned))
+                               addedVariance: acquisitionAddedVariance(pathLength: context.pathLength, options: learned))
         updatesSinceRefinement = 0
     }
 

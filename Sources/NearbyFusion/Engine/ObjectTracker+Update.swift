@@ -88,9 +88,7 @@ extension ObjectTracker {
                 if mayMove {
                     noteRangeScatter(r, at: t, variance: options.rangeVariance(measured: r) * rangeVarianceScale)
                 } else if ranging == .bluetoothChannelSounding {
-                    noteRangeScatter(r, at: t, variance: options.rangeVariance(measured: r) * rangeVarianceScale)
-                    learnChannelSoundingRangeNoise(at: t, antennaInWorld: antennaInWorld, pose: devicePose, pathLength: context.pathLength,
-                                                   options: options)
+                    noteChannelSoundingRange(r, at: t, antennaInWorld: antennaInWorld, pose: devicePose, context: context)
                 }
                 if let last = lastUsableRangeTime, t > last {
                     let interval = t - last
@@ -110,20 +108,36 @@ extension ObjectTracker {
                 fuse(range: fusedDistance, direction: rawDirection, at: t, pose: devicePose, antennaInWorld: antennaInWorld,
                      context: context, options: options)
             } else {
-                // The range noise learned from the ranges (`learnMovingRangeNoise`,
-                // `learnChannelSoundingRangeNoise`).
-                fuse(range: fusedDistance, direction: rawDirection, at: t, pose: devicePose, antennaInWorld: antennaInWorld,
-                     context: context, options: withLearnedRangeNoise(options))
+                fuseWithLearnedRangeNoise(range: fusedDistance, direction: rawDirection, at: t, pose: devicePose,
+                                          antennaInWorld: antennaInWorld, context: context)
             }
         }
         publish(into: &estimate, at: t, pose: devicePose, antennaInWorld: antennaInWorld, context: context, options: options)
         if ranging == .bluetoothChannelSounding {
-            // The reference: the estimate's fused distance, which `publish` has put in `distance`.
-            publishSmoothedDistance(into: &estimate, at: t, raw: rawDistance, isStaleRepeat: stale,
-                                    reference: mixture.isEmpty ? nil : estimate.distance,
-                                    context: context, options: rangeNoiseLevel == 0 ? options : withLearnedRangeNoise(options))
+            publishChannelSoundingDistance(into: &estimate, at: t, raw: rawDistance, isStaleRepeat: stale, context: context)
         }
         return estimate
+    }
+
+    /// `fuse` with the range noise learned from the ranges (`learnMovingRangeNoise`,
+    /// `learnChannelSoundingRangeNoise`). Out of line: an object weighed as configured never
+    /// pays for the options' copy.
+    @inline(never)
+    mutating func fuseWithLearnedRangeNoise(range: Double?, direction: Vector3?, at t: Double, pose: DevicePose,
+                                            antennaInWorld: Vector3, context: Context) {
+        fuse(range: range, direction: direction, at: t, pose: pose, antennaInWorld: antennaInWorld, context: context,
+             options: withLearnedRangeNoise(context.options))
+    }
+
+    /// A Channel Sounding object's published distance, with its reference the estimate's fused
+    /// distance, which `publish` has put in `distance` (``publishSmoothedDistance(into:at:raw:isStaleRepeat:reference:context:options:)``,
+    /// with the learned range noise). Out of line: a UWB update never pays for it.
+    @inline(never)
+    mutating func publishChannelSoundingDistance(into estimate: inout NearbyObjectEstimate, at t: Double, raw: Double?,
+                                                 isStaleRepeat: Bool, context: Context) {
+        let options = rangeNoiseLevel == 0 ? context.options : withLearnedRangeNoise(context.options)
+        publishSmoothedDistance(into: &estimate, at: t, raw: raw, isStaleRepeat: isStaleRepeat,
+                                reference: mixture.isEmpty ? nil : estimate.distance, context: context, options: options)
     }
 
     /// `o` with its range σ the learned one: ``FusionOptions/Sensors/rangeStandardDeviation``

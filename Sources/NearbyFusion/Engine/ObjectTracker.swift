@@ -75,11 +75,12 @@ struct ObjectTracker: Sendable {
     /// ``FusionOptions/Sensors/rangeStandardDeviation``'s square: for an object that may move,
     /// learned from its ranges' scatter and its batch's residuals
     /// (`learnMovingRangeNoise(now:options:)`), 0 to 4; for a Channel Sounding object, from
-    /// its ranges' scatter alone (`learnChannelSoundingRangeNoise(at:antennaInWorld:pose:pathLength:options:)`), 0 or 2 to 8.
+    /// its ranges' scatter alone (`learnChannelSoundingRangeNoise(at:antennaInWorld:pose:context:)`), 0 or 2 to 8.
     var rangeNoiseLevel = 0
     /// `2^rangeNoiseLevel`: the factor on the configured range variance.
     var rangeVarianceScale: Double { Double(1 << rangeNoiseLevel) }
-    /// The ranges' own scatter (`noteRangeScatter(_:at:variance:)`): the last two fresh ranges
+    /// The ranges' own scatter (`noteRangeScatter(_:at:variance:)`,
+    /// `noteChannelSoundingRange(_:at:antennaInWorld:pose:context:)`): the last two fresh ranges
     /// and their times, the variance estimate, m², and how many second differences it holds.
     var rangeScatterHistory: ((t: Double, r: Double)?, (t: Double, r: Double)?) = (nil, nil)
     /// (See ``rangeScatterHistory``.)
@@ -88,7 +89,7 @@ struct ObjectTracker: Sendable {
     var rangeScatterCount = 0
     /// The mean of `ln(d²/6)` over the same second differences `d` (metres; the mean of the
     /// first 20, then an exponential average over about 20): the robust scatter a Channel
-    /// Sounding object's noise is learned from (`learnChannelSoundingRangeNoise(at:antennaInWorld:pose:pathLength:options:)`).
+    /// Sounding object's noise is learned from (`learnChannelSoundingRangeNoise(at:antennaInWorld:pose:context:)`).
     var rangeLogScatter = 0.0
     /// The mean interval between usable ranges, seconds (an exponential average over about
     /// ten): the radio's rate, which sets how many ranges a step of guidance brings.
