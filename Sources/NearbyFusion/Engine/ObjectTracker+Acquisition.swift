@@ -158,14 +158,8 @@ extension ObjectTracker {
         guard level != rangeNoiseLevel else { return }
         rangeNoiseLevel = level
         guard phase == .acquiring, !mixture.isEmpty else { return }
-        let learned = withLearnedRangeNoise(context.options)
-        mixture.initialize(rangeMetres: fusedDistance(from: a), antennaInWorld: a, forwardInWorld: pose.forwardInWorld, options: learned)
-        weighByCarryOrigin(at: t, options: learned)
-        estimateGeneration &+= 1
-        restarts.clearRejections()
-        BatchRefinement.refine(&mixture, window: window, options: learned,
-                               addedVariance: acquisitionAddedVariance(pathLength: context.pathLength, options: learned))
-        updatesSinceRefinement = 0
+        retile(radiusMetres: fusedDistance(from: a), antennaInWorld: a, at: t, pose: pose, pathLength: context.pathLength,
+               options: withLearnedRangeNoise(context.options))
     }
 
     /// Whether a hypothesis holding at least 1 % of the weight explains a range `r` measured

@@ -123,16 +123,25 @@ extension ObjectTracker {
     ///     must explain (the tiled median, or the entry's own range).
     mutating func retile(from entry: WindowEntry, radiusMetres: Double, explaining range: Double, pose: DevicePose,
                                  pathLength: Double, options o: FusionOptions) -> Bool {
-        mixture.initialize(rangeMetres: radiusMetres, antennaInWorld: entry.antennaInWorld,
-                           forwardInWorld: pose.forwardInWorld, options: o)
-        weighByCarryOrigin(at: entry.timestamp, options: o)
-        estimateGeneration &+= 1
-        restarts.clearRejections()
         // This range is not added to the window: tiled on it, the new tiles' priors hold it (as
         // a first range is held); tiled at the bank's distance, it is one of the long ones.
+        retile(radiusMetres: radiusMetres, antennaInWorld: entry.antennaInWorld, at: entry.timestamp, pose: pose,
+               pathLength: pathLength, options: o)
+        return bankExplains(range, from: entry.antennaInWorld, options: o)
+    }
+
+    /// Tiles the sphere of `radiusMetres` around the antenna `a` (world frame, metres) afresh,
+    /// weighed by where a carried object may be at `t` (seconds), and re-solves every tile from
+    /// the window (the acquisition's random walk and drift since it began added): a new
+    /// estimate (``estimateGeneration``), its rejections forgotten.
+    mutating func retile(radiusMetres: Double, antennaInWorld a: Vector3, at t: Double, pose: DevicePose, pathLength: Double,
+                         options o: FusionOptions) {
+        mixture.initialize(rangeMetres: radiusMetres, antennaInWorld: a, forwardInWorld: pose.forwardInWorld, options: o)
+        weighByCarryOrigin(at: t, options: o)
+        estimateGeneration &+= 1
+        restarts.clearRejections()
         BatchRefinement.refine(&mixture, window: window, options: o,
                                addedVariance: acquisitionAddedVariance(pathLength: pathLength, options: o))
         updatesSinceRefinement = 0
-        return bankExplains(range, from: entry.antennaInWorld, options: o)
     }
 }
