@@ -149,43 +149,10 @@ extension ObjectTracker {
     }
 
     /// Whether a usable range `r` (metres) is a stale repeat — the last range passed on
-    /// again by the ranging stack rather than a new measurement —, and notes it.
-    ///
-    /// A radio that reports its ranges to a step `q` repeats itself honestly now and then.
-    /// One that reports whole centimetres or millimetres does so often — more often than it
-    /// steps by `q` while the devices keep still (the real drone and trolley sessions do) —,
-    /// and its repeats cannot be told from stale ones: they are fused. A radio that reports
-    /// tenths of a millimetre or finer (`q ≤ 10⁻⁴` m) almost never does: consecutive ranges
-    /// differ by `Δ`, spread over `σ_Δ`, and a fresh range equals the last one with
-    /// probability about `q / (√(2π) σ_Δ)`. A range equal to the last one to the bit is then
-    /// called stale once such repeats have come more often than chance allows:
-    /// `n₀ ≥ 2 + 3 E`, `n₀` the repeats so far (this one included) and `E` the sum of that
-    /// probability over the ranges. `q` is `10⁻ᵏ`, `k` the most decimal digits one of the
-    /// first 64 ranges needed (`r 10ᵏ` within a thousandth of a whole number: a value that
-    /// went through a 32-bit float still reads as the centimetres it was); `σ_Δ = √(π/2)`
-    /// times the mean `|Δ|` over about the last twenty ranges.
+    /// again by the ranging stack rather than a new measurement —, and notes it
+    /// (``StaleRepeatDetector``).
     @inline(__always)
-    mutating func isStaleRepeat(_ r: Double) -> Bool {
-        defer { lastRangeMetres = r }
-        if rangesReadForDigits < 64 {
-            rangesReadForDigits += 1
-            let digits = RangeResolution.decimalDigits(of: r)
-            if digits > rangeDecimalDigits {
-                rangeDecimalDigits = digits
-                rangeStepMetres = RangeResolution.step(digits: digits)
-            }
-        }
-        guard let last = lastRangeMetres else { return false }
-        let step = abs(r - last)
-        let meanStep = meanRangeStepMetres.map { 0.95 * $0 + 0.05 * step } ?? step
-        meanRangeStepMetres = meanStep
-        // √(π/2) and √(2π).
-        let spread = max(1.2533141373155001 * meanStep, rangeStepMetres)
-        expectedHonestRepeats += min(rangeStepMetres / (2.5066282746310002 * spread), 1)
-        guard step == 0, rangeDecimalDigits >= 4 else { return false }
-        repeatedRanges += 1
-        return Double(repeatedRanges) >= 2 + 3 * expectedHonestRepeats
-    }
+    mutating func isStaleRepeat(_ r: Double) -> Bool { staleRepeats.isStale(r) }
 
     /// One update of an object's estimate, by phase:
     /// - **idle**: the first usable range starts the estimate — straight into tracking
@@ -321,5 +288,60 @@ extension ObjectTracker {
         var q = 1.0
         for _ in 0..<max(digits, 0) { q /= 10 }
         return q
+    }
+}
+
+/// Tells a stale repeat — the last range passed on again by the ranging stack rather than a
+/// new measurement — from an honest one, range by range.
+///
+/// A radio that reports its ranges to a step `q` repeats itself honestly now and then.
+/// One that reports whole centimetres or millimetres does so often — more often than it
+/// steps by `q` while the devices keep still (the real drone and trolley sessions do) —,
+/// and its repeats cannot be told from stale ones: they are fused. A radio that reports
+/// tenths of a millimetre or finer (`q ≤ 10⁻⁴` m) almost never does: consecutive ranges
+/// differ by `Δ`, spread over `σ_Δ`, and a fresh range equals the last one with
+/// probability about `q / (√(2π) σ_Δ)`. A range equal to the last one to the bit is then
+/// called stale once such repeats have come more often than chance allows:
+/// `n₀ ≥ 2 + 3 E`, `n₀` the repeats so far (this one included) and `E` the sum of that
+/// probability over the ranges. `q` is `10⁻ᵏ`, `k` the most decimal digits one of the
+/// first 64 ranges needed (`r 10ᵏ` within a thousandth of a whole number: a value that
+/// went through a 32-bit float still reads as the centimetres it was); `σ_Δ = √(π/2)`
+/// times the mean `|Δ|` over about the last twenty ranges.
+struct StaleRepeatDetector: Sendable {
+    /// The last usable range, metres.
+    var lastRangeMetres: Double?
+    /// The most decimal digits a range has needed so far (7: finer than a micrometre), and
+    /// how many ranges were read for it.
+    var decimalDigits = 0, rangesReadForDigits = 0
+    /// `q = 10^−decimalDigits`, metres.
+    var stepMetres = 1.0
+    /// The mean absolute difference of consecutive ranges, metres.
+    var meanRangeStepMetres: Double?
+    /// How many ranges repeated the last one to the bit, and how many honest repeats were to
+    /// be expected (`n₀` and `E`).
+    var repeatedRanges = 0, expectedHonestRepeats = 0.0
+
+    /// Whether the usable range `r` (metres) is a stale repeat; notes it.
+    @inline(__always)
+    mutating func isStale(_ r: Double) -> Bool {
+        defer { lastRangeMetres = r }
+        if rangesReadForDigits < 64 {
+            rangesReadForDigits += 1
+            let digits = RangeResolution.decimalDigits(of: r)
+            if digits > decimalDigits {
+                decimalDigits = digits
+                stepMetres = RangeResolution.step(digits: digits)
+            }
+        }
+        guard let last = lastRangeMetres else { return false }
+        let step = abs(r - last)
+        let meanStep = meanRangeStepMetres.map { 0.95 * $0 + 0.05 * step } ?? step
+        meanRangeStepMetres = meanStep
+        // √(π/2) and √(2π).
+        let spread = max(1.2533141373155001 * meanStep, stepMetres)
+        expectedHonestRepeats += min(stepMetres / (2.5066282746310002 * spread), 1)
+        guard step == 0, decimalDigits >= 4 else { return false }
+        repeatedRanges += 1
+        return Double(repeatedRanges) >= 2 + 3 * expectedHonestRepeats
     }
 }

@@ -94,24 +94,8 @@ struct ObjectTracker: Sendable {
     /// The mean interval between usable ranges, seconds (an exponential average over about
     /// ten): the radio's rate, which sets how many ranges a step of guidance brings.
     var meanRangeInterval: Double?
-    /// What tells a stale repeat from an honest one (``isStaleRepeat(_:)``): the last usable
-    /// range, metres; the most decimal digits a range has needed so far (7: finer than a
-    /// micrometre) and how many ranges were read for it; the mean absolute difference of
-    /// consecutive ranges, metres; how many ranges repeated the last one to the bit, and how
-    /// many honest repeats were to be expected.
-    var lastRangeMetres: Double?
-    /// (See ``lastRangeMetres``.)
-    var rangeDecimalDigits = 0
-    /// (See ``lastRangeMetres``.)
-    var rangesReadForDigits = 0
-    /// `10^−rangeDecimalDigits`, metres.
-    var rangeStepMetres = 1.0
-    /// (See ``lastRangeMetres``.)
-    var meanRangeStepMetres: Double?
-    /// (See ``lastRangeMetres``.)
-    var repeatedRanges = 0
-    /// (See ``lastRangeMetres``.)
-    var expectedHonestRepeats = 0.0
+    /// What tells a stale repeat from an honest one (``isStaleRepeat(_:)``).
+    var staleRepeats = StaleRepeatDetector()
     /// The guidance last computed, and when (it is computed afresh at most once per
     /// ``FusionOptions/Coaching/guidanceInterval``).
     var guidance: MotionGuidance?
@@ -199,13 +183,7 @@ struct ObjectTracker: Sendable {
         rangeScatterVariance = 0
         rangeScatterCount = 0
         rangeLogScatter = 0
-        lastRangeMetres = nil
-        rangeDecimalDigits = 0
-        rangesReadForDigits = 0
-        rangeStepMetres = 1
-        meanRangeStepMetres = nil
-        repeatedRanges = 0
-        expectedHonestRepeats = 0
+        staleRepeats = StaleRepeatDetector()
         guidance = nil
         guidanceTime = -.infinity
         guidanceBankSize = 0
