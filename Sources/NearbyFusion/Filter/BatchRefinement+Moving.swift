@@ -13,6 +13,10 @@ extension BatchRefinement {
         public var axx = Matrix3.zero, axv = Matrix3.zero, avv = Matrix3.zero
         /// `b_x`, `b_v`: minus the gradient of the cost.
         public var bx = Vector3.zero, bv = Vector3.zero
+        /// `K_xx`, `K_xv`, `K_vv`: the ranges' curvature that Gauss–Newton leaves out of the
+        /// Hessian, `K = Σ w e (I − g gᵀ)/r` in the same blocks (``addRangeCurvature(_:gradient:range:age:)``).
+        /// The Hessian of the cost is `A − K`; ``newtonStep()`` takes it.
+        public var kxx = Matrix3.zero, kxv = Matrix3.zero, kvv = Matrix3.zero
         /// `Σ c log p(e)` of the residuals added.
         public var logLikelihood = 0.0
 
@@ -38,18 +42,57 @@ extension BatchRefinement {
             return w * v / max(c, 1e-300)
         }
 
+        /// Adds a range's curvature: with `h = ‖p − a‖` (`r` at the point, unit gradient `g`),
+        /// `∇²h = (I − g gᵀ)/r`, so the Hessian of `½ w e²` (`e = z − h`) is
+        /// `w g gᵀ − w e (I − g gᵀ)/r`. Gauss–Newton keeps the first term (``add(_:variance:gradient:age:multiplicity:density:)``);
+        /// this adds `M = (w e / r)(I − g gᵀ)` to `K`: `K_xx += M`, `K_xv −= τ M`, `K_vv += τ² M`
+        /// (`we` the robust weight times the residual, metres per m²).
+        @inline(__always)
+        mutating func addRangeCurvature(_ weightedResidual: Double, gradient g: Vector3, range r: Double, age tau: Double) {
+            let m = (weightedResidual / r) * (Matrix3.identity - Matrix3.outer(g, g))
+            kxx += m
+            kxv += (-tau) * m
+            kvv += (tau * tau) * m
+        }
+
         /// `self` with the measurement sums `m` added, each scaled by `d`: `A += d A_m`,
-        /// `b += d b_m`, `log L += d log L_m`.
+        /// `K += d K_m`, `b += d b_m`, `log L += d log L_m`.
         @inline(__always)
         func adding(_ m: MovingNormalEquations, scaledBy d: Double) -> MovingNormalEquations {
             var n = self
             n.axx += d * m.axx
             n.axv += d * m.axv
             n.avv += d * m.avv
+            n.kxx += d * m.kxx
+            n.kxv += d * m.kxv
+            n.kvv += d * m.kvv
             n.bx += d * m.bx
             n.bv += d * m.bv
             n.logLikelihood += d * m.logLikelihood
             return n
+        }
+
+        /// The Newton step `δ = (A − K)⁻¹ b`, by the same Schur complement as ``solve()``, when
+        /// the Hessian `H = A − K` is positive definite (both 3×3 pivots pass
+        /// ``Matrix3/isPositiveDefinite``) and `δ` descends (`bᵀδ > 0`); `nil` otherwise, and the
+        /// Gauss–Newton step is taken instead.
+        ///
+        /// Gauss–Newton drops `K`. Where the ranges alone fix the object, `K` is small against
+        /// `A` and changes nothing; along the valley of a range-only moving object (where it is
+        /// and how it moves trade against each other), `A` is small too, and without `K`
+        /// Gauss–Newton converges linearly, each step a fixed fraction of the last. With `K`
+        /// the steps converge quadratically. Only the step changes: the covariance and the
+        /// evidence still take `A` (the Laplace approximation with the expected information).
+        @_spi(Internals) public func newtonStep() -> (dx: Vector3, dv: Vector3)? {
+            let hxx = axx - kxx, hxv = axv - kxv, hvv = avv - kvv
+            guard hxx.isPositiveDefinite, let hxxInverse = hxx.inverse else { return nil }
+            let k = hxxInverse * hxv
+            let schur = (hvv - hxv.transposed * k).symmetrized
+            guard schur.isPositiveDefinite, let schurInverse = schur.inverse else { return nil }
+            let dv = schurInverse * (bv - hxv.transposed * (hxxInverse * bx))
+            let dx = hxxInverse * (bx - hxv * dv)
+            guard dx.isFinite, dv.isFinite, bx.dot(dx) + bv.dot(dv) > 0 else { return nil }
+            return (dx, dv)
         }
 
         /// Solves `A δ = b` by the Schur complement of the position block, and returns `δ`,
@@ -58,7 +101,7 @@ extension BatchRefinement {
         /// `δ_x = A_xx⁻¹ (b_x − A_xv δ_v)`, `(A⁻¹)_xx = A_xx⁻¹ + A_xx⁻¹ A_xv S⁻¹ A_xvᵀ A_xx⁻¹`,
         /// `(A⁻¹)_xv = −A_xx⁻¹ A_xv S⁻¹`, `(A⁻¹)_vv = S⁻¹`, `det A = det A_xx · det S`. `nil` when a
         /// block is singular.
-        func solve() -> (dx: Vector3, dv: Vector3, positionCovariance: Matrix3, crossCovariance: Matrix3,
+        @_spi(Internals) public func solve() -> (dx: Vector3, dv: Vector3, positionCovariance: Matrix3, crossCovariance: Matrix3,
                          velocityCovariance: Matrix3, logDeterminant: Double)? {
             guard let axxInverse = axx.inverse else { return nil }
             let k = axxInverse * axv                       // A_xx⁻¹ A_xv
@@ -125,8 +168,10 @@ extension BatchRefinement {
             let model = k.options.nominalRangeModel(from: e.antennaInWorld)
             let (r, g) = model.linearised(at: p)
             if r > 1e-6 {
-                share = n.add(model.residual(e.rangeMetres, r), variance: model.variance, gradient: g, age: tau, multiplicity: c,
-                              density: k.rangeDensity)
+                let residual = model.residual(e.rangeMetres, r)
+                share = n.add(residual, variance: model.variance, gradient: g, age: tau, multiplicity: c, density: k.rangeDensity)
+                // `w = c π / v`: the robust weight ``MovingNormalEquations/add(_:variance:gradient:age:multiplicity:density:)`` used.
+                n.addRangeCurvature(c * share / model.variance * residual, gradient: g, range: r, age: tau)
             }
         }
         forEachDirectionResidual(of: e, at: p, k: k) { residual, variance, g in
@@ -229,8 +274,11 @@ extension BatchRefinement {
     /// With `τ_k = now − t_k` and `p_k = x − τ_k v` where the object was at update `k`,
     /// `f(x, v) = ½ uᵀ P₀⁻¹ u + ½ |v|²/σ_v² − Σ_k c_k log p(e_k(p_k))`, `u = x − τ₀ v − μ₀`
     /// (the tile prior on where it was when the acquisition began, `τ₀ = now − t₀`), is
-    /// minimised by the same reweighted Gauss–Newton as ``refine(_:window:options:addedVariance:)``
-    /// (but from the hypothesis's last solution, not its prior) on the 6×6 normal equations (`MovingNormalEquations`, solved by 3×3 blocks). Laplace
+    /// minimised from the hypothesis's last solution on the 6×6 normal equations
+    /// (`MovingNormalEquations`, solved by 3×3 blocks), with the line search of
+    /// ``refine(_:window:options:addedVariance:)`` but Newton steps: the reweighted Gauss–Newton
+    /// matrix `A` less the ranges' curvature `K` (``MovingNormalEquations/newtonStep()``), `A`
+    /// alone where `A − K` is not positive definite. Laplace
     /// approximation: `μᵢ = x*`, `Pᵢ = (A⁻¹)_xx + q I`, `vᵢ = v*` with `(A⁻¹)_vv` and `(A⁻¹)_xv`. Evidence:
     /// `log wᵢ = log w₀ᵢ − f* − ½ log det(2π P₀ᵢ) − ½ log det(2π σ_v² I) + ½ log det(2π A⁻¹)`
     /// (the map from `(p(t₀), v)` to `(x, v)` has unit Jacobian).
@@ -241,7 +289,7 @@ extension BatchRefinement {
     ///
     /// Between updates each hypothesis keeps its cost as a quadratic model
     /// (``MovingLinearisation``): a new update adds its own terms, and the minimum of the model,
-    /// `δ = A⁻¹ b`, is taken while it holds (``movingStepIsWithinLinearisation(_:_:model:now:firstEntryTime:offset:k:tolerance:)``);
+    /// `δ = (A − K)⁻¹ b`, is taken while it holds (``movingStepIsWithinLinearisation(_:_:model:now:firstEntryTime:offset:k:tolerance:)``);
     /// otherwise the hypothesis is re-solved from its last solution as above and the model
     /// rebuilt there. The model anchored at `t_m` reports the state at `now` through
     /// `x(now) = x(t_m) + s v`, `s = now − t_m`: `P_xx = C_xx + s (C_xv + C_xvᵀ) + s² C_vv`,
@@ -325,7 +373,8 @@ extension BatchRefinement {
         var f = current.cost
         for _ in 0..<20 {
             guard let solution = current.total.solve() else { h.moving = MovingLinearisation(); return }
-            var (dx, dv) = cappedMovingStep(solution.dx, solution.dv)
+            let newton = current.total.newtonStep()
+            var (dx, dv) = cappedMovingStep(newton?.dx ?? solution.dx, newton?.dv ?? solution.dv)
             var accepted = false
             for _ in 0..<10 {
                 let cx = x + dx, cv = v + dv
@@ -359,7 +408,8 @@ extension BatchRefinement {
     /// `P_xv = C_xv + s C_vv`, `P_vv = C_vv` (`s = now − t_m`, `C = A⁻¹`, `q` the added
     /// variance), and its log weight
     /// `log w₀ − f* − ½ log det(2π P₀) − ½ log det(2π σ_v² I) + ½ log det(2π A⁻¹) + Σ c log ρ`,
-    /// `f* = f̂ − ½ bᵀδ` at the model's minimum, the missing directions' `ρ` evaluated at the
+    /// `f* = f̂ − ½ bᵀδ` at the model's minimum (`δ = H⁻¹ b`, `H` the Newton Hessian `A − K` or,
+    /// when that is not positive definite, `A`), the missing directions' `ρ` evaluated at the
     /// solution. Leaves the hypothesis as it was when the covariance is not positive definite.
     static func settleMoving(_ h: inout PositionHypothesis, model: MovingLinearisation, total n: MovingNormalEquations, cost: Double,
                              solution: (dx: Vector3, dv: Vector3, positionCovariance: Matrix3, crossCovariance: Matrix3,
@@ -373,7 +423,7 @@ extension BatchRefinement {
         let pxx = solution.positionCovariance + s * (solution.crossCovariance + solution.crossCovariance.transposed)
             + (s * s) * solution.velocityCovariance
         guard x.isFinite, v.isFinite, pxx.isFinite, pxx.determinant > 0 else { return }
-        // f* = f̂ − bᵀδ + ½ δᵀAδ = f̂ − ½ bᵀδ at the model's minimum.
+        // f* = f̂ − bᵀδ + ½ δᵀHδ = f̂ − ½ bᵀδ at the model's minimum δ = H⁻¹b.
         let f = moves ? cost - 0.5 * (n.bx.dot(dx) + n.bv.dot(dv)) : cost
         let now = p.now
         let logMissing = model.hasMissingDirections
@@ -394,10 +444,13 @@ extension BatchRefinement {
     /// their solution, once the solution's step holds
     /// (``movingStepIsWithinLinearisation(_:_:model:now:firstEntryTime:offset:k:tolerance:)``). `nil` when
     /// the hypothesis must be re-solved instead: no model yet, the window was reshaped or the
-    /// acquisition restarted since, a new range is an outlier at the model's point (`π < ½`:
-    /// it may move the minimum into another basin, which only the solve from the last
-    /// solution finds), the equations are singular, or eight iterations did not bring the step
-    /// within the model's reach.
+    /// acquisition restarted since, the equations are singular, or eight iterations did not
+    /// bring the step within the model's reach. A new range that is an outlier at the model's
+    /// point (`π < ½`: it may move the minimum into another basin) makes at least one
+    /// iteration, the window linearised afresh at the model's minimum.
+    ///
+    /// The model's minimum is its Newton step (``MovingNormalEquations/newtonStep()``), the
+    /// Gauss–Newton step where the Hessian is not positive definite.
     @inline(__always)
     static func extendMoving(_ model: inout MovingLinearisation, problem p: MovingProblem, priorInformation: Matrix3,
                              priorMean: Vector3, logWeight: Double)
@@ -410,17 +463,19 @@ extension BatchRefinement {
         guard base > 0, model.entryCount >= 0, model.windowRevision == window.revision, model.startTime == start,
               model.entryCount <= window.entries.count, let first = window.entries.first else { return nil }
         let weight = exp(logWeight)
+        var outlier = false
         if model.entryCount < window.entries.count {
             let added = addMoving(window.entries[model.entryCount...], position: model.position, velocity: model.velocity,
                                   anchor: model.anchorTime, k: k, to: &model.measurements)
             model.hasMissingDirections = model.hasMissingDirections || added.missing
             model.entryCount = window.entries.count
             // A range the model's point does not explain may pull the minimum out of the plateau
-            // the robust density makes, further than a model that weighs it there can see.
-            if added.share < 0.5 { return nil }
+            // the robust density makes, further than a model that weighs it there can see: the
+            // window is linearised afresh at least once.
+            outlier = added.share < 0.5
         }
-        // The model's minimum at `now`; while its step leaves the model's reach, Gauss–Newton
-        // iterations: the window linearised afresh at the minimum carried to `now` (anchored
+        // The model's minimum at `now`; while its step leaves the model's reach (or once after an
+        // outlier), Newton iterations: the window linearised afresh at the minimum carried to `now` (anchored
         // there), kept if its cost is no higher than the model's at its point (otherwise the
         // step is halved; steps capped at 1 m and 1 m/s), at most eight.
         // The tolerance scales with `√(0.01/w)`, as the still batch's does.
@@ -432,11 +487,12 @@ extension BatchRefinement {
             let d = exp(-max(now - model.anchorTime, 0) * k.inverseMemory)
             let total = prior.equations.adding(model.measurements, scaledBy: d)
             let cost = prior.cost - d * model.measurements.logLikelihood
-            guard let solution = total.solve(), solution.dx.isFinite, solution.dv.isFinite else { return nil }
+            guard var solution = total.solve(), solution.dx.isFinite, solution.dv.isFinite else { return nil }
+            if let newton = total.newtonStep() { (solution.dx, solution.dv) = newton }
             let s = now - model.anchorTime
             let offset = model.position + solution.dx + s * (model.velocity + solution.dv) - antenna
             if movingStepIsWithinLinearisation(solution.dx, solution.dv, model: model, now: now, firstEntryTime: first.timestamp,
-                                               offset: offset, k: k, tolerance: tolerance) {
+                                               offset: offset, k: k, tolerance: tolerance) && !(outlier && iterations == 0) {
                 return (total, cost, solution)
             }
             guard iterations < 8 else { return nil }

@@ -171,6 +171,12 @@ public struct Matrix3: Hashable, Sendable {
                        s * c02, s * (m01 * m20 - m00 * m21), s * (m00 * m11 - m01 * m10))
     }
 
+    /// Whether a symmetric matrix is positive definite, by Sylvester's criterion: the leading
+    /// minors `a₀₀`, `a₀₀a₁₁ − a₀₁a₁₀` and `det A` are all positive.
+    @inlinable @inline(__always) public var isPositiveDefinite: Bool {
+        m00 > 0 && m00 * m11 - m01 * m10 > 0 && determinant > 0
+    }
+
     /// True when every element is finite.
     @inlinable @inline(__always) public var isFinite: Bool {
         m00.isFinite && m01.isFinite && m02.isFinite && m10.isFinite && m11.isFinite
