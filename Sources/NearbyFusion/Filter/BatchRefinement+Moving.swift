@@ -15,7 +15,7 @@ extension BatchRefinement {
         public var bx = Vector3.zero, bv = Vector3.zero
         /// `K_xx`, `K_xv`, `K_vv`: the ranges' curvature that Gauss–Newton leaves out of the
         /// Hessian, `K = Σ w e (I − g gᵀ)/r` in the same blocks (``addRangeCurvature(_:gradient:range:age:)``).
-        /// The Hessian of the cost is `A − K`; ``newtonStep()`` takes it.
+        /// With the robust weights held, the Hessian of the cost is `A − K`; ``newtonStep()`` takes it.
         public var kxx = Matrix3.zero, kxv = Matrix3.zero, kvv = Matrix3.zero
         /// `Σ c log p(e)` of the residuals added.
         public var logLikelihood = 0.0
@@ -46,7 +46,7 @@ extension BatchRefinement {
         /// `∇²h = (I − g gᵀ)/r`, so the Hessian of `½ w e²` (`e = z − h`) is
         /// `w g gᵀ − w e (I − g gᵀ)/r`. Gauss–Newton keeps the first term (``add(_:variance:gradient:age:multiplicity:density:)``);
         /// this adds `M = (w e / r)(I − g gᵀ)` to `K`: `K_xx += M`, `K_xv −= τ M`, `K_vv += τ² M`
-        /// (`we` the robust weight times the residual, metres per m²).
+        /// (`weightedResidual` = `w e`, the robust weight times the residual, 1/m).
         @inline(__always)
         mutating func addRangeCurvature(_ weightedResidual: Double, gradient g: Vector3, range r: Double, age tau: Double) {
             let m = (weightedResidual / r) * (Matrix3.identity - Matrix3.outer(g, g))
