@@ -14,7 +14,7 @@ extension BatchRefinement {
         /// `b_x`, `b_v`: minus the gradient of the cost.
         public var bx = Vector3.zero, bv = Vector3.zero
         /// `K_xx`, `K_xv`, `K_vv`: the ranges' curvature that Gauss–Newton leaves out of the
-        /// Hessian, `K = Σ w e (I − g gᵀ)/r` in the same blocks (``addRangeCurvature(_:gradient:range:age:)``).
+        /// Hessian, `K = Σ w e (I − g gᵀ)/r` in the same blocks (``addRange(_:range:variance:gradient:age:multiplicity:density:)``).
         /// With the robust weights held, the Hessian of the cost is `A − K`; ``newtonStep()`` takes it.
         public var kxx = Matrix3.zero, kxv = Matrix3.zero, kvv = Matrix3.zero
         /// `Σ c log p(e)` of the residuals added.
@@ -32,6 +32,31 @@ extension BatchRefinement {
         mutating func add(_ e: Double, variance v: Double, gradient g: Vector3, age tau: Double, multiplicity c: Double,
                           density: RangeErrorDensity) -> Double {
             let (w, logTerm) = BatchRefinement.robustWeight(e, variance: v, multiplicity: c, density: density)
+            accumulate(e, weight: w, logTerm: logTerm, gradient: g, age: tau)
+            return w * v / max(c, 1e-300)
+        }
+
+        /// A range residual `e = z − h` at `r = h(p) = ‖p − a‖` (metres), added as
+        /// ``add(_:variance:gradient:age:multiplicity:density:)`` adds any residual, and its
+        /// curvature: `∇²h = (I − g gᵀ)/r`, so the Hessian of `½ w e²` is
+        /// `w g gᵀ − w e (I − g gᵀ)/r`. Gauss–Newton keeps the first term; the second goes to `K`
+        /// as `M = (w e / r)(I − g gᵀ)`: `K_xx += M`, `K_xv −= τ M`, `K_vv += τ² M`. Returns `π`.
+        @inline(__always) @discardableResult
+        mutating func addRange(_ e: Double, range r: Double, variance v: Double, gradient g: Vector3, age tau: Double,
+                               multiplicity c: Double, density: RangeErrorDensity) -> Double {
+            let (w, logTerm) = BatchRefinement.robustWeight(e, variance: v, multiplicity: c, density: density)
+            accumulate(e, weight: w, logTerm: logTerm, gradient: g, age: tau)
+            let m = (w * e / r) * (Matrix3.identity - Matrix3.outer(g, g))
+            kxx += m
+            kxv += (-tau) * m
+            kvv += (tau * tau) * m
+            return w * v / max(c, 1e-300)
+        }
+
+        /// The terms of one residual `e` with robust weight `w` and `c log p(e)` (see
+        /// ``add(_:variance:gradient:age:multiplicity:density:)``).
+        @inline(__always)
+        private mutating func accumulate(_ e: Double, weight w: Double, logTerm: Double, gradient g: Vector3, age tau: Double) {
             let ggT = w * Matrix3.outer(g, g)
             axx += ggT
             axv += (-tau) * ggT
@@ -39,20 +64,6 @@ extension BatchRefinement {
             bx += (w * e) * g
             bv += (-tau * w * e) * g
             logLikelihood += logTerm
-            return w * v / max(c, 1e-300)
-        }
-
-        /// Adds a range's curvature: with `h = ‖p − a‖` (`r` at the point, unit gradient `g`),
-        /// `∇²h = (I − g gᵀ)/r`, so the Hessian of `½ w e²` (`e = z − h`) is
-        /// `w g gᵀ − w e (I − g gᵀ)/r`. Gauss–Newton keeps the first term (``add(_:variance:gradient:age:multiplicity:density:)``);
-        /// this adds `M = (w e / r)(I − g gᵀ)` to `K`: `K_xx += M`, `K_xv −= τ M`, `K_vv += τ² M`
-        /// (`weightedResidual` = `w e`, the robust weight times the residual, 1/m).
-        @inline(__always)
-        mutating func addRangeCurvature(_ weightedResidual: Double, gradient g: Vector3, range r: Double, age tau: Double) {
-            let m = (weightedResidual / r) * (Matrix3.identity - Matrix3.outer(g, g))
-            kxx += m
-            kxv += (-tau) * m
-            kvv += (tau * tau) * m
         }
 
         /// `self` with the measurement sums `m` added, each scaled by `d`: `A += d A_m`,
@@ -84,15 +95,9 @@ extension BatchRefinement {
         /// the steps converge quadratically. Only the step changes: the covariance and the
         /// evidence still take `A` (the Laplace approximation with the expected information).
         @_spi(Internals) public func newtonStep() -> (dx: Vector3, dv: Vector3)? {
-            let hxx = axx - kxx, hxv = axv - kxv, hvv = avv - kvv
-            guard hxx.isPositiveDefinite, let hxxInverse = hxx.inverse else { return nil }
-            let k = hxxInverse * hxv
-            let schur = (hvv - hxv.transposed * k).symmetrized
-            guard schur.isPositiveDefinite, let schurInverse = schur.inverse else { return nil }
-            let dv = schurInverse * (bv - hxv.transposed * (hxxInverse * bx))
-            let dx = hxxInverse * (bx - hxv * dv)
-            guard dx.isFinite, dv.isFinite, bx.dot(dx) + bv.dot(dv) > 0 else { return nil }
-            return (dx, dv)
+            guard let step = schurSolve(axx - kxx, axv - kxv, avv - kvv, positiveDefinite: true),
+                  step.dx.isFinite, step.dv.isFinite, bx.dot(step.dx) + bv.dot(step.dv) > 0 else { return nil }
+            return (step.dx, step.dv)
         }
 
         /// Solves `A δ = b` by the Schur complement of the position block, and returns `δ`,
@@ -103,17 +108,29 @@ extension BatchRefinement {
         /// block is singular.
         @_spi(Internals) public func solve() -> (dx: Vector3, dv: Vector3, positionCovariance: Matrix3, crossCovariance: Matrix3,
                          velocityCovariance: Matrix3, logDeterminant: Double)? {
-            guard let axxInverse = axx.inverse else { return nil }
-            let k = axxInverse * axv                       // A_xx⁻¹ A_xv
-            let schur = (avv - axv.transposed * k).symmetrized
-            guard let schurInverse = schur.inverse else { return nil }
-            let detX = axx.determinant, detS = schur.determinant
+            guard let s = schurSolve(axx, axv, avv, positiveDefinite: false) else { return nil }
+            let detX = axx.determinant, detS = s.schur.determinant
             guard detX > 0, detS > 0 else { return nil }
-            let dv = schurInverse * (bv - axv.transposed * (axxInverse * bx))
-            let dx = axxInverse * (bx - axv * dv)
-            let positionCovariance = (axxInverse + k * schurInverse * k.transposed).symmetrized
+            let positionCovariance = (s.xxInverse + s.k * s.schurInverse * s.k.transposed).symmetrized
             // (A⁻¹)_xv = −A_xx⁻¹ A_xv S⁻¹.
-            return (dx, dv, positionCovariance, -1 * (k * schurInverse), schurInverse.symmetrized, log(detX) + log(detS))
+            return (s.dx, s.dv, positionCovariance, -1 * (s.k * s.schurInverse), s.schurInverse.symmetrized,
+                    log(detX) + log(detS))
+        }
+
+        /// `[H_xx H_xv; H_xvᵀ H_vv] δ = b` by the Schur complement of the position block
+        /// (``solve()``'s equations with `H` for `A`), with the factors `H_xx⁻¹`,
+        /// `K = H_xx⁻¹ H_xv`, `S` and `S⁻¹`. `nil` when a pivot is singular or, with
+        /// `positiveDefinite`, not positive definite.
+        @inline(__always)
+        private func schurSolve(_ hxx: Matrix3, _ hxv: Matrix3, _ hvv: Matrix3, positiveDefinite: Bool)
+            -> (dx: Vector3, dv: Vector3, xxInverse: Matrix3, k: Matrix3, schur: Matrix3, schurInverse: Matrix3)? {
+            guard !positiveDefinite || hxx.isPositiveDefinite, let xxInverse = hxx.inverse else { return nil }
+            let k = xxInverse * hxv
+            let schur = (hvv - hxv.transposed * k).symmetrized
+            guard !positiveDefinite || schur.isPositiveDefinite, let schurInverse = schur.inverse else { return nil }
+            let dv = schurInverse * (bv - hxv.transposed * (xxInverse * bx))
+            let dx = xxInverse * (bx - hxv * dv)
+            return (dx, dv, xxInverse, k, schur, schurInverse)
         }
     }
 
@@ -168,10 +185,8 @@ extension BatchRefinement {
             let model = k.options.nominalRangeModel(from: e.antennaInWorld)
             let (r, g) = model.linearised(at: p)
             if r > 1e-6 {
-                let residual = model.residual(e.rangeMetres, r)
-                share = n.add(residual, variance: model.variance, gradient: g, age: tau, multiplicity: c, density: k.rangeDensity)
-                // `w = c π / v`: the robust weight ``MovingNormalEquations/add(_:variance:gradient:age:multiplicity:density:)`` used.
-                n.addRangeCurvature(c * share / model.variance * residual, gradient: g, range: r, age: tau)
+                share = n.addRange(model.residual(e.rangeMetres, r), range: r, variance: model.variance, gradient: g, age: tau,
+                                   multiplicity: c, density: k.rangeDensity)
             }
         }
         forEachDirectionResidual(of: e, at: p, k: k) { residual, variance, g in
@@ -517,8 +532,8 @@ extension BatchRefinement {
         }
     }
 
-    /// A Gauss–Newton step of the moving batch, scaled down (both parts alike) to at most 1 m
-    /// of position and 1 m/s of velocity.
+    /// A step of the moving batch (Newton's or Gauss–Newton's), scaled down (both parts alike)
+    /// to at most 1 m of position and 1 m/s of velocity.
     @inline(__always)
     static func cappedMovingStep(_ dx: Vector3, _ dv: Vector3) -> (Vector3, Vector3) {
         let scale = min(1, 1 / max(dx.length, 1e-12), 1 / max(dv.length, 1e-12))

@@ -85,7 +85,7 @@ public struct MixtureMoments: Sendable, Hashable {
     public let capacity: Int
     /// The bank is one hypothesis exactly as ``reset(meanInWorld:covariance:)`` made it (every
     /// other mutation clears this): the next such reset need only write its mean and
-    /// covariance, not the whole hypothesis (its kept batch models are some 800 bytes; a
+    /// covariance, not the whole hypothesis (its kept batch models are nearly a kilobyte; a
     /// tracked object is reset on every update).
     private var isFreshSingle = false
 
