@@ -174,6 +174,45 @@ struct DistanceSmootherTests {
         }
     }
 
+    /// A still tag 45 m away whose estimate says so, ranged at 2 Hz (σ 0.15 m) by a radio
+    /// that fails most procedures: two ranges come short, 1.8 m and then 2.6 m (an inverse-FFT
+    /// estimator's spurious early peaks), 1.5 s apart, and 5 s of failures follow. The two
+    /// agree to leave the estimate, so the published distance may step toward them, but it
+    /// does not walk on through the failures on the rate they suggested: it comes less than
+    /// 1 m closer after the second (the rate carried for ``FusionOptions/DistanceFilter/rateHorizonSeconds``),
+    /// where carried through the whole gap it walks on by metres. The next range brings it back.
+    @Test func twoShortMisreadingsDoNotWalkThePublishedDistanceThroughAGap() {
+        let o = Self.options
+        func run(_ filter: FusionOptions.DistanceFilter) -> (drift: Double, final: Double) {
+            var smoother = DistanceSmoother()
+            var noise = NoiseStream(seed: 9, source: "gap-walk")
+            var afterSecond: Double?
+            var drift = 0.0, final = 0.0
+            for k in 0..<60 {
+                let t = Double(k) * 0.5
+                var z: Double? = 45 + noise.gaussian(standardDeviation: 0.15)
+                if k == 20 { z = 43.2 }
+                if (21..<23).contains(k) || (24..<34).contains(k) { z = nil }
+                if k == 23 { z = 42.4 }
+                let published = smoother.update(at: t, range: z, reference: 45, generation: 0, density: o.rangeErrorDensity,
+                                                variance: o.rangeVariance(measured: 45), residualIntensity: o.channelSounding.distanceResidualAccelerationIntensity,
+                                                freeIntensity: o.motion.accelerationIntensity, minimumInterval: o.sensors.minimumFusionInterval,
+                                                filter: filter)
+                guard let published else { continue }
+                if k == 23 { afterSecond = published }
+                if (24..<34).contains(k), let start = afterSecond { drift = max(drift, start - published) }
+                final = published
+            }
+            return (drift, final)
+        }
+        let held = run(o.distanceFilter)
+        #expect(held.drift < 1, "walked \(held.drift) m on through the gap")
+        #expect(abs(held.final - 45) < 0.3)
+        var carried = o.distanceFilter
+        carried.rateHorizonSeconds = .infinity
+        #expect(run(carried).drift > 2, "carried through the gap: \(run(carried).drift) m")
+    }
+
     /// Ranges three times noisier than configured (σ 1.14 m against 0.38 m), a still tag:
     /// within 10 s (20 ranges) the learned σ is 2–4.5× the configured one, and the published
     /// distance's p95 error is below 0.8× the raw ranges' (trusting them at 0.38 m, it

@@ -39,6 +39,13 @@ import Foundation
 ///   believed to have left the estimate's only when several ranges agree, so one misreading
 ///   (and the rate it suggests, through the failed procedures after it) moves nothing. `d`
 ///   while there is no reference.
+/// - **No motion the ranges do not show**: under a reference, `d` is published as
+///   `d̃ = d − u · max(0, t − t_r − H)`, `t_r` the time of the last fused range and `H`
+///   ``FusionOptions/DistanceFilter/rateHorizonSeconds``: through a longer gap the rate stops
+///   moving what is published, so two misreadings on one side (they agree to leave) move the
+///   distance once but do not walk it on through the failures after them. The filter's own
+///   prediction is left whole: the next range is weighed against it, with the variance the
+///   gap grew.
 /// - **Outliers of either sign**: the range error is Student-t with `n` degrees of freedom
 ///   (``FusionOptions/DistanceFilter/degreesOfFreedom``), written as a Gaussian of variance
 ///   `R/w` with the conditional weight `w_t = (n + 1)/(n + δ²)`, `δ² = ν²/s`: the range is
@@ -153,7 +160,7 @@ import Foundation
             // The first range starts the filter (a clock that ran back restarts it).
             guard let z = range else { isStarted = false; return reference }
             start(at: t, range: z, variance: sigma2, filter: filter)
-            return published(reference)
+            return published(reference, at: t, filter: filter)
         }
         let dt = t - lastTime
         lastTime = t
@@ -189,7 +196,7 @@ import Foundation
             return reference ?? range
         }
         if range == nil && reference == nil { return nil }
-        return published(reference)
+        return published(reference, at: t, filter: filter)
     }
 
     /// `d = z`, `P_dd = σ₀²`, `u = 0`, `P_uu` a walking pace; the noise posterior at its prior.
@@ -284,12 +291,17 @@ import Foundation
     /// Passes of the variational-Bayes update per range.
     static let noiseIterations = 3
 
-    /// `ρ + g (d − ρ)`, `g = clamp((|d − ρ|/√P_dd − 1)/1.5, 0, 1)`, once the ranges agree to
-    /// leave `ρ`; `d` without a reference.
+    /// `ρ + g (d̃ − ρ)`, `g = clamp((|d̃ − ρ|/√P_dd − 1)/1.5, 0, 1)`, once the ranges agree to
+    /// leave `ρ`, with `d̃ = d − u · max(0, t − t_r − H)` (the rate held to its horizon); `d`
+    /// without a reference.
     @inline(__always)
-    private func published(_ reference: Double?) -> Double {
+    private func published(_ reference: Double?, at t: Double, filter: FusionOptions.DistanceFilter) -> Double {
         guard let rho = reference else { return distance }
-        let difference = distance - rho
+        // `u` has stood since the last fused range (the prediction leaves it as it is): what it
+        // added beyond the horizon is taken back out.
+        let beyond = max(t - lastRangeTime - max(filter.rateHorizonSeconds, 0), 0)
+        let shown = distance - rate * beyond
+        let difference = shown - rho
         guard rangesAgreeToLeave(difference) else { return rho }
         let g = min(max((abs(difference) / max(pdd, 1e-12).squareRoot() - 1) / 1.5, 0), 1)
         let value = rho + g * difference

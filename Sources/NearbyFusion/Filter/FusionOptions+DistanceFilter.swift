@@ -32,6 +32,15 @@ extension FusionOptions {
         /// (it estimates it from its normalised innovations and weighs the ranges as
         /// `(1 − φ)/(1 + φ)` independent ones: errors that last are not averaged away).
         public var maximumErrorCorrelation: Double = 0.8
+        /// How long after the last fused range, seconds, the object's own radial rate `u` still
+        /// moves the published distance while the estimate gives a reference. Through a longer
+        /// gap (failed procedures) no range shows the motion going on: the published distance
+        /// holds where the ranges left it (the device's own motion, which the reference
+        /// follows, included), while the filter's prediction and its growing variance wait for
+        /// the next range. One or two misreadings that suggested a rate can then move the
+        /// published distance, but cannot walk it on through the failures after them. 1 s:
+        /// two ranges at 2 Hz. `.infinity` carries the rate through any gap.
+        public var rateHorizonSeconds: Double = 1
 
         public init() {}
     }

@@ -328,6 +328,22 @@ public struct ScenarioRun: Sendable {
         }
     }
 
+    /// At every update whose procedure failed (no range) after a first range: the absolute
+    /// errors, metres, of the last range held (what an app that shows the last range shows
+    /// through the failures) and of the published distance. An estimate that dead-reckons an
+    /// imaginary motion through a gap shows here, where ``pairedDistanceErrors`` has no update.
+    public var gapDistanceErrors: [(heldRaw: Double, published: Double)] {
+        var last: Double?
+        var errors: [(heldRaw: Double, published: Double)] = []
+        for u in updates {
+            if let r = u.rawDistance { last = r; continue }
+            guard let held = last, let d = u.estimate.distance else { continue }
+            let truth = u.trueDistanceVector.length
+            errors.append((abs(held - truth), abs(d - truth)))
+        }
+        return errors
+    }
+
     /// `√(Σ e² / Σ b²)` over the published angles of `runs` (``angleSquaredSums``): the angle
     /// RMSE as a multiple of the Cramér–Rao bound's RMS; `nil` without a bound.
     public static func angleRMSEOverBound(_ runs: [ScenarioRun]) -> Double? {
