@@ -18,6 +18,11 @@ import Foundation
     public var information = Matrix3.zero
     /// `b = −∇f(x̂)`, 1/m.
     public var gradient = Vector3.zero
+    /// `K = Σ w e (I − g gᵀ)/r` over the ranges without a burst chain, 1/m²: their curvature,
+    /// which Gauss–Newton leaves out of `A`. With the robust weights held, the cost's Hessian
+    /// at `x̂` is `A − K` (`BatchRefinement.newtonStep(_:k:)`). Summed only with
+    /// ``FusionOptions/Acquisition/stillBatchNewtonSteps``; zero otherwise.
+    public var curvature = Matrix3.zero
     /// `f(x̂)`: the prior's quadratic term minus the window's robust log-likelihood.
     public var cost = 0.0
     /// `Σ c_k π_k g_k / v_k` over the ranges, 1/m (what a common range bias moves in `b`).
@@ -56,7 +61,9 @@ import Foundation
 extension BatchRefinement {
     /// Adds one window entry's terms, linearised at `model.point`, to `model`: for a range,
     /// with residual `e`, gradient `g`, robust weight `w = c π / v` and robust density `p`,
-    /// `A += w g gᵀ`, `b += w e g`, `f −= c log p(e)`, bias gradient `+= w g`; the same for
+    /// `A += w g gᵀ`, `b += w e g`, `f −= c log p(e)`, bias gradient `+= w g`, and the range's
+    /// curvature `K += (w e / r)(I − g gᵀ)` (`∇²‖x − a‖ = (I − g gᵀ)/r`, with
+    /// ``FusionOptions/Acquisition/stillBatchNewtonSteps``); the same but `K` for
     /// each angle residual (with the symmetric angle density); `D += L I_k` with `I_k` the
     /// entry's information; for a missing direction, `c log ρ(θ)` and its gradient
     /// `c (ρ'(θ)/ρ) ∇θ`, `∇θ = R (e_z + cos θ u) / (‖v‖ sin θ)` with `v = Rᵀ(x − a)`, `u = v/‖v‖`.
@@ -107,6 +114,9 @@ extension BatchRefinement {
                     b += (w * residual) * g
                     model.biasGradient += w * g
                     logTerm += c * log(total)
+                    if k.options.acquisition.stillBatchNewtonSteps {
+                        model.curvature += (w * residual / r) * (Matrix3.identity - Matrix3.outer(g, g))
+                    }
                 }
             }
         }
@@ -263,9 +273,7 @@ extension BatchRefinement {
         // 0.1 %, after 16 for a lighter one.
         let smoothingPeriod = k.burstForgettingRate <= 0 ? Int.max
             : weight >= k.everyUpdateSmoothingWeight ? 1 : weight >= 0.001 ? 4 : 16
-        guard let inverse = model.information.inverse else { return nil }
-        var delta = inverse * model.gradient
-        guard delta.isFinite else { return nil }
+        guard var delta = newtonStep(model, k: k) else { return nil }
         var iterations = 0
         // The missing directions' term is taken to first order: its change over the step must
         // stay within half a nat, whatever the weight (a logistic extrapolated linearly over a
@@ -289,10 +297,10 @@ extension BatchRefinement {
             for _ in 0..<8 {
                 let candidate = linearisation(at: model.point + step, window: window, k: k, priorInformation: priorInformation,
                                               priorMean: priorMean)
-                if smoothingOnly || candidate.cost <= model.cost + 1e-9, let inverse = candidate.information.inverse {
+                if smoothingOnly || candidate.cost <= model.cost + 1e-9, let next = newtonStep(candidate, k: k) {
                     model = candidate
-                    delta = inverse * candidate.gradient
-                    accepted = delta.isFinite
+                    delta = next
+                    accepted = true
                     break
                 }
                 step = 0.5 * step
@@ -300,6 +308,30 @@ extension BatchRefinement {
             guard accepted else { return nil }
         }
         return delta
+    }
+
+    /// The step to a model's minimum: with ``FusionOptions/Acquisition/stillBatchNewtonSteps``,
+    /// Newton's `δ = (A − K)⁻¹ b` where the Hessian `A − K` is positive definite
+    /// (``Matrix3/isPositiveDefinite``) and `δ` descends (`bᵀδ > 0`); Gauss–Newton's
+    /// `δ = A⁻¹ b` elsewhere and by default. `nil` when `A` is singular or the step not finite.
+    ///
+    /// Where the ranges cross at wide angles `K` is small against `A` and changes nothing. Where
+    /// they do not (a short sweep seen from afar, the ranges' shell curving away from the line
+    /// the device moved along), `A` is small across the shell too: Gauss–Newton's steps then
+    /// overshoot or fall short by a fixed fraction each time, and Newton's converge
+    /// quadratically. Only the step changes: the covariance and the evidence still take `A`
+    /// (the Laplace approximation with the expected information: the observed `A − K` would
+    /// claim a height that a path in one plane does not measure, from the ranges' residuals).
+    @inline(__always)
+    static func newtonStep(_ model: BatchLinearisation, k: Constants) -> Vector3? {
+        let hessian = model.information - model.curvature
+        if k.options.acquisition.stillBatchNewtonSteps, hessian.isPositiveDefinite, let inverse = hessian.inverse {
+            let delta = inverse * model.gradient
+            if delta.isFinite && model.gradient.dot(delta) > 0 { return delta }
+        }
+        guard let inverse = model.information.inverse else { return nil }
+        let delta = inverse * model.gradient
+        return delta.isFinite ? delta : nil
     }
 
     /// The minimum of `q(x) − Σ_new c log p(e(x))`: a model's quadratic `q` (the entries it
@@ -355,7 +387,9 @@ extension BatchRefinement {
     /// ``BatchRefinement``, steps 2–4): mean `x̂ + δ`, covariance
     /// `A⁻¹ + σ_β² s sᵀ + drift + q I`, log weight
     /// `log w₀ − f* − ½ log det(2π P₀) + ½ log det(2π A⁻¹) + log ρ-terms`, with the model's
-    /// `f* = f(x̂) − bᵀδ + ½ δᵀAδ` and the missing directions' `Σ c log ρ` to first order.
+    /// `f* = f(x̂) − bᵀδ + ½ δᵀ(A − K)δ` (`K = 0` unless
+    /// ``FusionOptions/Acquisition/stillBatchNewtonSteps``) and the missing directions'
+    /// `Σ c log ρ` to first order.
     /// Leaves the hypothesis as it was when `A` cannot be inverted to a positive-definite
     /// covariance. `pathLengthMetres` is the path travelled since the acquisition began.
     @inline(__always)
@@ -365,7 +399,7 @@ extension BatchRefinement {
         guard x.isFinite, let covariance = model.information.inverse, covariance.isFinite else { return }
         let determinant = covariance.determinant
         guard determinant > 0 else { return }
-        let f = model.cost - model.gradient.dot(delta) + 0.5 * model.information.quadraticForm(delta)
+        let f = model.cost - model.gradient.dot(delta) + 0.5 * (model.information - model.curvature).quadraticForm(delta)
         let logMissing = model.logMissing + model.logMissingGradient.dot(delta)
         let logPriorNormaliser = -0.5 * (log(max(h.priorCovariance.determinant, 1e-300)) + 3 * log(2 * .pi))
         let logVolume = 0.5 * (log(determinant) + 3 * log(2 * .pi))
