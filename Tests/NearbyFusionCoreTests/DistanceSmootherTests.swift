@@ -394,16 +394,21 @@ struct DistanceSmootherTests {
 
     @Test func optionsThatMakeTheFilterDivergeNeverPublishANaN() {
         // Options no radio has (an app's mistake in `fusionOptions`: a NaN or negative
-        // variance or intensity): what is published stays finite — the reference, or the range.
+        // variance, intensity or rate horizon): what is published stays finite — the
+        // reference, or the range — through failed procedures too.
         let o = Self.options
-        for (q, variance) in [(-50.0, 0.09), (Double.nan, 0.09), (0.1, Double.nan), (Double.infinity, 0.09), (0.1, -1.0)] {
+        for (q, variance, horizon) in [(-50.0, 0.09, 1.0), (Double.nan, 0.09, 1), (0.1, Double.nan, 1), (Double.infinity, 0.09, 1),
+                                       (0.1, -1.0, 1), (0.1, 0.09, Double.nan), (0.1, 0.09, -Double.infinity)] {
             var smoother = DistanceSmoother()
+            var filter = o.distanceFilter
+            filter.rateHorizonSeconds = horizon
             for k in 0..<200 {
                 let t = Double(k) * 0.3
-                let d = smoother.update(at: t, range: 3 + 0.1 * sin(t), reference: k % 50 < 25 ? 3 : nil, generation: 0,
+                let d = smoother.update(at: t, range: k % 7 == 3 ? nil : 3 + 0.1 * sin(t), reference: k % 50 < 25 ? 3 : nil, generation: 0,
                                         density: o.rangeErrorDensity, variance: variance, residualIntensity: q, freeIntensity: q,
-                                        minimumInterval: 0)
-                #expect(d.map(\.isFinite) == true, "q \(q), σ² \(variance), at \(t)")
+                                        minimumInterval: 0, filter: filter)
+                #expect(d.map(\.isFinite) != false, "q \(q), σ² \(variance), horizon \(horizon), at \(t)")
+                if k % 7 != 3 || k % 50 < 25 { #expect(d != nil, "q \(q), σ² \(variance), horizon \(horizon), at \(t)") }
             }
         }
     }

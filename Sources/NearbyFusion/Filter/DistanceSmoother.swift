@@ -299,7 +299,9 @@ import Foundation
         guard let rho = reference else { return distance }
         // `u` has stood since the last fused range (the prediction leaves it as it is): what it
         // added beyond the horizon is taken back out.
-        let beyond = max(t - lastRangeTime - max(filter.rateHorizonSeconds, 0), 0)
+        // (A negative or NaN horizon is none.)
+        let horizon = filter.rateHorizonSeconds >= 0 ? filter.rateHorizonSeconds : 0
+        let beyond = max(t - lastRangeTime - horizon, 0)
         let shown = distance - rate * beyond
         let difference = shown - rho
         guard rangesAgreeToLeave(difference) else { return rho }
