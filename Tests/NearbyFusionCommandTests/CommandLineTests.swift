@@ -78,6 +78,16 @@ struct CommandLineTests {
         }
     }
 
+    @Test func stillBatchNewtonStepsReachTheEngine() throws {
+        // behind-user.jsonl's tag is acquired from ranges alone for 20 s: Newton steps change
+        // the estimate stream (a valley Gauss–Newton stops short in), and `evaluate` takes the flag.
+        let plain = try TestSupport.run(["replay", "Datasets/behind-user.jsonl", "--output", "-"])
+        let newton = try TestSupport.run(["replay", "Datasets/behind-user.jsonl", "--output", "-", "--still-batch-newton"])
+        #expect(plain.status == 0 && newton.status == 0)
+        #expect(newton.stdout != plain.stdout)
+        #expect(try TestSupport.run(["evaluate", "Datasets/behind-user.jsonl", "--still-batch-newton"]).status == 0)
+    }
+
     @Test func rangeBiasReachesTheEngineInEveryCommandThatReplays() throws {
         // distance-only.jsonl's watch: the considered bias widens what the coaching reads.
         func nees(_ extra: [String]) throws -> Double { try Self.evaluated("meanNEES", of: "Datasets/distance-only.jsonl", extra) }
