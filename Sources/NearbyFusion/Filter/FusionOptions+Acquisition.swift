@@ -69,9 +69,11 @@ extension FusionOptions {
         /// models then reach their minima in fewer relinearisations: UWB acquisitions run two to
         /// three times faster. Off by default: where the ranges leave a valley (a short sweep
         /// seen from afar, a path in one plane) Gauss–Newton stops short along it and Newton
-        /// does not, and the published outputs differ — `accuracy`, `evaluate` and `bench` with
-        /// `--still-batch-newton` compare the two. The covariance and the evidence take `A`
-        /// either way. (The batch of an object that may move always takes Newton steps.)
+        /// does not, and the published outputs differ — a distance-only object's `worldTransform`
+        /// comes later in `accuracy`'s closed loops, and the angle's tail is a little wider behind
+        /// the user. `accuracy`, `evaluate` and `bench` with `--still-batch-newton` compare the two.
+        /// The covariance and the evidence take `A` either way. (The batch of an object that may
+        /// move always takes Newton steps.)
         public var stillBatchNewtonSteps = false
 
         public init() {}
