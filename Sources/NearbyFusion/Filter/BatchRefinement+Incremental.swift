@@ -273,14 +273,26 @@ extension BatchRefinement {
         // 0.1 %, after 16 for a lighter one.
         let smoothingPeriod = k.burstForgettingRate <= 0 ? Int.max
             : weight >= k.everyUpdateSmoothingWeight ? 1 : weight >= 0.001 ? 4 : 16
+        // Whether model `m` holds over its step `δ`: the step within reach; the missing
+        // directions' term, taken to first order, changing by at most half a nat over it, whatever
+        // the weight (a logistic extrapolated linearly over a long step can turn a light
+        // hypothesis behind the user into a heavy one in front); and with Newton steps
+        // (``FusionOptions/Acquisition/stillBatchNewtonSteps``) Gauss–Newton's step `A⁻¹b` within
+        // reach as well — the point is then as close to the minimum as Gauss–Newton would have
+        // kept it, Newton's steps only getting there sooner. (Newton's step alone can be short
+        // far from the minimum: beyond a range's minimum its model curves up more steeply than
+        // the cost, and a short step would be taken as the minimum.)
+        let newton = k.options.acquisition.stillBatchNewtonSteps
+        func holds(_ m: BatchLinearisation, _ delta: Vector3) -> Bool {
+            guard isWithinLinearisation(delta, from: m.point - antenna, sigma: sigma, tolerance: tolerance),
+                  abs(m.logMissingGradient.dot(delta)) <= 0.5 else { return false }
+            guard newton else { return true }
+            guard let inverse = m.information.inverse else { return false }
+            return isWithinLinearisation(inverse * m.gradient, from: m.point - antenna, sigma: sigma, tolerance: tolerance)
+        }
         guard var delta = newtonStep(model, k: k) else { return nil }
         var iterations = 0
-        // The missing directions' term is taken to first order: its change over the step must
-        // stay within half a nat, whatever the weight (a logistic extrapolated linearly over a
-        // long step can turn a light hypothesis behind the user into a heavy one in front).
-        while !isWithinLinearisation(delta, from: model.point - antenna, sigma: sigma, tolerance: tolerance)
-                || abs(model.logMissingGradient.dot(delta)) > 0.5
-                || model.entryCount - model.rebuiltAtEntryCount >= smoothingPeriod {
+        while !holds(model, delta) || model.entryCount - model.rebuiltAtEntryCount >= smoothingPeriod {
             guard iterations < limit else { return nil }
             iterations += 1
             // A Gauss–Newton iteration from the model's point: steps capped at 1 m and halved
@@ -290,8 +302,7 @@ extension BatchRefinement {
             // above the model's, the newest ranges' filtered weights having pointed the step; a
             // line search would halve such a step eight times and then re-solve the hypothesis
             // from its prior for nothing.)
-            let smoothingOnly = isWithinLinearisation(delta, from: model.point - antenna, sigma: sigma, tolerance: tolerance)
-                && abs(model.logMissingGradient.dot(delta)) <= 0.5
+            let smoothingOnly = holds(model, delta)
             var step = delta.length > 1 ? delta / delta.length : delta
             var accepted = false
             for _ in 0..<8 {

@@ -65,15 +65,14 @@ extension FusionOptions {
         public var relinearisationTolerance: Double = 0.01
         /// Whether the batch of a still object steps by Newton's method — the Gauss–Newton
         /// matrix less the ranges' curvature, `(A − K)⁻¹ b`, where that is positive definite —
-        /// and keeps its model's minimum there (`BatchRefinement.newtonStep(_:k:)`). Its kept
-        /// models then reach their minima in fewer relinearisations: UWB acquisitions run two to
-        /// three times faster. Off by default: where the ranges leave a valley (a short sweep
-        /// seen from afar, a path in one plane) Gauss–Newton stops short along it and Newton
-        /// does not, and the published outputs differ — a distance-only object's `worldTransform`
-        /// comes later in `accuracy`'s closed loops, and the angle's tail is a little wider behind
-        /// the user. `accuracy`, `evaluate` and `bench` with `--still-batch-newton` compare the two.
-        /// The covariance and the evidence take `A` either way. (The batch of an object that may
-        /// move always takes Newton steps.)
+        /// and keeps its model's minimum there (`BatchRefinement.newtonStep(_:k:)`). A kept model
+        /// is still rebuilt until Gauss–Newton's own step lies within reach too, so its point is
+        /// as close to the minimum as without the option; Newton's steps only get it there in
+        /// fewer relinearisations, and UWB acquisitions run about one and a half times faster.
+        /// Off by default: the published outputs differ from Gauss–Newton's, in both directions,
+        /// by about as much as one seed differs from the next — `accuracy`, `evaluate` and
+        /// `bench` with `--still-batch-newton` compare the two. The covariance and the evidence
+        /// take `A` either way. (The batch of an object that may move always takes Newton steps.)
         public var stillBatchNewtonSteps = false
 
         public init() {}
