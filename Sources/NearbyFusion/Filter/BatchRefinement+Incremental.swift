@@ -283,16 +283,16 @@ extension BatchRefinement {
         // far from the minimum: beyond a range's minimum its model curves up more steeply than
         // the cost, and a short step would be taken as the minimum.)
         let newton = k.options.acquisition.stillBatchNewtonSteps
-        func holds(_ m: BatchLinearisation, _ delta: Vector3) -> Bool {
+        func holds(_ m: BatchLinearisation, _ delta: Vector3, gaussNewton: Vector3?) -> Bool {
             guard isWithinLinearisation(delta, from: m.point - antenna, sigma: sigma, tolerance: tolerance),
                   abs(m.logMissingGradient.dot(delta)) <= 0.5 else { return false }
             guard newton else { return true }
-            guard let inverse = m.information.inverse else { return false }
-            return isWithinLinearisation(inverse * m.gradient, from: m.point - antenna, sigma: sigma, tolerance: tolerance)
+            guard let gaussNewton else { return false }
+            return isWithinLinearisation(gaussNewton, from: m.point - antenna, sigma: sigma, tolerance: tolerance)
         }
-        guard var delta = newtonStep(model, k: k) else { return nil }
+        guard var (delta, gaussNewton) = newtonStep(model, k: k) else { return nil }
         var iterations = 0
-        while !holds(model, delta) || model.entryCount - model.rebuiltAtEntryCount >= smoothingPeriod {
+        while !holds(model, delta, gaussNewton: gaussNewton) || model.entryCount - model.rebuiltAtEntryCount >= smoothingPeriod {
             guard iterations < limit else { return nil }
             iterations += 1
             // A Gauss–Newton iteration from the model's point: steps capped at 1 m and halved
@@ -302,7 +302,7 @@ extension BatchRefinement {
             // above the model's, the newest ranges' filtered weights having pointed the step; a
             // line search would halve such a step eight times and then re-solve the hypothesis
             // from its prior for nothing.)
-            let smoothingOnly = holds(model, delta)
+            let smoothingOnly = holds(model, delta, gaussNewton: gaussNewton)
             var step = delta.length > 1 ? delta / delta.length : delta
             var accepted = false
             for _ in 0..<8 {
@@ -310,7 +310,7 @@ extension BatchRefinement {
                                               priorMean: priorMean)
                 if smoothingOnly || candidate.cost <= model.cost + 1e-9, let next = newtonStep(candidate, k: k) {
                     model = candidate
-                    delta = next
+                    (delta, gaussNewton) = next
                     accepted = true
                     break
                 }
@@ -324,7 +324,9 @@ extension BatchRefinement {
     /// The step to a model's minimum: with ``FusionOptions/Acquisition/stillBatchNewtonSteps``,
     /// Newton's `δ = (A − K)⁻¹ b` where the Hessian `A − K` is positive definite
     /// (``Matrix3/isPositiveDefinite``) and `δ` descends (`bᵀδ > 0`); Gauss–Newton's
-    /// `δ = A⁻¹ b` elsewhere and by default. `nil` when `A` is singular or the step not finite.
+    /// `δ = A⁻¹ b` elsewhere and by default. Beside it, Gauss–Newton's step (`nil` when `A` is
+    /// singular or the step not finite), which the option's reach test reads too. `nil` when
+    /// no step is finite.
     ///
     /// Where the ranges cross at wide angles `K` is small against `A` and changes nothing. Where
     /// they do not (a short sweep seen from afar, the ranges' shell curving away from the line
@@ -334,15 +336,16 @@ extension BatchRefinement {
     /// (the Laplace approximation with the expected information: the observed `A − K` would
     /// claim a height that a path in one plane does not measure, from the ranges' residuals).
     @inline(__always)
-    static func newtonStep(_ model: BatchLinearisation, k: Constants) -> Vector3? {
-        let hessian = model.information - model.curvature
-        if k.options.acquisition.stillBatchNewtonSteps, hessian.isPositiveDefinite, let inverse = hessian.inverse {
-            let delta = inverse * model.gradient
-            if delta.isFinite && model.gradient.dot(delta) > 0 { return delta }
+    static func newtonStep(_ model: BatchLinearisation, k: Constants) -> (step: Vector3, gaussNewton: Vector3?)? {
+        let gaussNewton = model.information.inverse.map { $0 * model.gradient }.flatMap { $0.isFinite ? $0 : nil }
+        if k.options.acquisition.stillBatchNewtonSteps {
+            let hessian = model.information - model.curvature
+            if hessian.isPositiveDefinite, let inverse = hessian.inverse {
+                let delta = inverse * model.gradient
+                if delta.isFinite && model.gradient.dot(delta) > 0 { return (delta, gaussNewton) }
+            }
         }
-        guard let inverse = model.information.inverse else { return nil }
-        let delta = inverse * model.gradient
-        return delta.isFinite ? delta : nil
+        return gaussNewton.map { ($0, $0) }
     }
 
     /// The minimum of `q(x) − Σ_new c log p(e(x))`: a model's quadratic `q` (the entries it
