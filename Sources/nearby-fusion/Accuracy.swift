@@ -29,7 +29,9 @@ struct Accuracy: ParsableCommand {
         profiles of real radios (`cs-ifft-*`, `cs-phase-*`, `cs-rtt-*`, `peer-uwb-*`) get a \
         fourth table instead: the published distance against the raw ranges at the updates \
         that have a range (median, p95, p99 and their ratios), its p95 at the failed \
-        procedures beside the last range's, held, and its lag. A fifth table \
+        procedures beside the last range's, held, the error the radio's scale and offset \
+        alone leave (what no estimator reaches without knowing them, while device and tag \
+        keep still), and its lag. A fifth table \
         closes the loop: simulated users steer the device by what the engine publishes — the \
         convergence reasons alone, each answered with a sweep, or the guidance's steps (a \
         walking pace, a reaction time, steps off by a random share and now and then the wrong \
@@ -145,8 +147,8 @@ struct Accuracy: ParsableCommand {
         }
         if !profileRows.isEmpty {
             print("")
-            print("| radio profile | ranges failed | distance err at updates with a range, median m: raw | published | published / raw | p95 m: raw | published | published / raw | p99 m: raw | published | at failed procedures, p95 m: last range held | published | published distance lag median s | max s |")
-            print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+            print("| radio profile | ranges failed | distance err at updates with a range, median m: raw | published | published / raw | p95 m: raw | published | published / raw | p99 m: raw | published | at failed procedures, p95 m: last range held | published | the radio's scale and offset alone, m: median | p95 | published distance lag median s | max s |")
+            print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
             profileRows.forEach { print($0.markdown) }
         }
         if !loopRows.isEmpty {
@@ -333,12 +335,13 @@ struct Accuracy: ParsableCommand {
     static func radioProfileRow(_ name: String, _ runs: [ScenarioRun]) -> TableRow {
         func metres(_ x: Double?) -> Cell { .figure(x, digits: 3) }
         var raw: [Double] = [], published: [Double] = [], lags: [Double] = []
-        var heldInGaps: [Double] = [], publishedInGaps: [Double] = []
+        var heldInGaps: [Double] = [], publishedInGaps: [Double] = [], bias: [Double] = []
         var failed = 0, ranged = 0
         for run in runs {
             let paired = run.pairedDistanceErrors
             raw += paired.map(\.raw)
             published += paired.map(\.published)
+            bias += run.pairedRadioBiasErrors
             let gaps = run.gapDistanceErrors
             heldInGaps += gaps.map(\.heldRaw)
             publishedInGaps += gaps.map(\.published)
@@ -363,6 +366,8 @@ struct Accuracy: ParsableCommand {
             ("publishedDistanceErrorP99Metres", metres(Statistics.quantile(published, 0.99))),
             ("heldRangeErrorInFailuresP95Metres", metres(Statistics.quantile(heldInGaps, 0.95))),
             ("publishedDistanceErrorInFailuresP95Metres", metres(Statistics.quantile(publishedInGaps, 0.95))),
+            ("radioBiasErrorMedianMetres", metres(Statistics.quantile(bias, 0.5))),
+            ("radioBiasErrorP95Metres", metres(Statistics.quantile(bias, 0.95))),
             ("publishedDistanceLagMedianSeconds", .figure(Statistics.quantile(lags, 0.5), digits: 2)),
             ("publishedDistanceLagMaxSeconds", .figure(lags.max(), digits: 2)),
         ])

@@ -55,6 +55,27 @@ struct ScenarioTargetTests {
             .filter { $0.area == .radioProfiles }.contains { $0.target.contains("lag") })
     }
 
+    /// The radio's scale and offset alone, beside a profile's errors: at every update with a
+    /// range and a published distance, `|s d + o|` of the true distance — the phase-slope
+    /// radio's `13.7 % d + 0.22 m` — and nothing for a radio whose ranges carry none.
+    @Test func aProfilesOwnBiasIsScoredAtTheUpdatesWithARange() {
+        let (_, phase) = Self.runs("cs-phase-still", seeds: 1)
+        let run = phase[0]
+        let bias = run.pairedRadioBiasErrors
+        #expect(bias.count == run.pairedDistanceErrors.count && !bias.isEmpty)
+        let paired = run.updates.filter { $0.rawDistance != nil && $0.estimate.distance != nil }
+        for (u, b) in zip(paired, bias) {
+            #expect(abs(b - (0.137 * u.trueDistanceVector.length + 0.22)) < 1e-9)
+        }
+        // The raw ranges scatter about the biased distance: their median error is the bias's,
+        // give or take the noise, far from zero.
+        let rawMedian = Statistics.quantile(run.pairedDistanceErrors.map(\.raw), 0.5)!
+        let biasMedian = Statistics.quantile(bias, 0.5)!
+        #expect(biasMedian > 0.5 && abs(rawMedian - biasMedian) < 0.5 * biasMedian, "raw \(rawMedian) m, bias \(biasMedian) m")
+        let (_, rtt) = Self.runs("cs-rtt-still", seeds: 1)
+        #expect(rtt[0].pairedRadioBiasErrors.allSatisfy { $0 == 0 } && !rtt[0].pairedRadioBiasErrors.isEmpty)
+    }
+
     /// The Channel Sounding targets held to the exact posterior: the first angle against the
     /// posterior's own count, less one, judged only over 50 seeds; the NEES band or the
     /// posterior's NEES; the worldTransform over at least 20 converged runs, counting the runs

@@ -32,6 +32,11 @@ public struct EvaluatedUpdate: Sendable {
     public var trueDistanceVector: Vector3
     /// The radio's own range for this update, metres (`nil` when it gave none).
     public var rawDistance: Double?
+    /// What the simulated radio's scale error and offset alone make of the true distance `d`
+    /// (`ChannelSoundingModel.rangeScaleError`, `.rangeOffset`): `s d + o`, metres, the error a
+    /// range would still carry with every bit of noise, failure and multipath averaged away; 0
+    /// for a UWB object (its simulated ranges carry none).
+    public var radioBiasMetres: Double = 0
     /// The engine's mixture moments after this update.
     public var moments: MixtureMoments?
     /// Hypotheses in the bank after this update.
@@ -164,6 +169,8 @@ public struct ScenarioRun: Sendable {
                                                                worldFromDevice: device.worldFromDevice),
                     trueHeightDifference: truth.y - device.positionInWorld.y, trueVelocity: object.velocity(at: m.timestamp),
                     bearingBound: bound, posteriorBearing: posteriorBearing, trueDistanceVector: toObject, rawDistance: m.distance,
+                    radioBiasMetres: object.ranging == .bluetoothChannelSounding
+                        ? scenario.channelSounding.rangeScaleError * toObject.length + scenario.channelSounding.rangeOffset : 0,
                     moments: snap.moments, hypothesisCount: snap.hypothesisCount, hypotheses: snap.hypotheses))
             default: break
             }
@@ -326,6 +333,16 @@ public struct ScenarioRun: Sendable {
             let truth = u.trueDistanceVector.length
             return (abs(r - truth), abs(d - truth), u.trueVelocity.length >= ObjectEvaluation.movingTruthSpeed)
         }
+    }
+
+    /// At the same updates as ``pairedDistanceErrors``: `|s d + o|`, metres, the error of a
+    /// distance that averaged the radio's noise, failures and multipath away perfectly but, as
+    /// no estimator can without a reference, kept its scale error and offset
+    /// (``EvaluatedUpdate/radioBiasMetres``). Where the device and the object keep still, the
+    /// ranges cannot tell such an error from the distance itself: no published distance can do
+    /// much better than this.
+    public var pairedRadioBiasErrors: [Double] {
+        updates.compactMap { u in u.rawDistance != nil && u.estimate.distance != nil ? abs(u.radioBiasMetres) : nil }
     }
 
     /// At every update whose procedure failed (no range) after a first range: the absolute
