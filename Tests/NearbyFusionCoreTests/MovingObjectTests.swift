@@ -185,6 +185,49 @@ struct MovingObjectTests {
         }
     }
 
+    /// A tag pinned still (the app's hint, or a watch's ranges alone) runs its stationary model
+    /// only: the moving models are neither predicted nor corrected, and nothing reads them —
+    /// what they hold when the pin is lifted changes nothing that follows, because the
+    /// manoeuvring model then starts from the stationary one.
+    @Test func aTagPinnedStillRunsOneModelAndItsMovingModelsAreNeverRead() {
+        let prior = FusionOptions().motion.accessoryMotionPrior
+        let qa = Vector3(0.5, 0.05, 0.5)
+        func step(_ imm: inout InteractingMultipleModel, _ k: Int, hint: MotionActivityState) {
+            imm.predict(seconds: 0.1, prior: prior, hint: hint, accelerationIntensity: qa, velocityPriorVariance: 1,
+                        addedPositionVariance: 1e-6)
+            let a = Vector3(0.1 * Double(k % 5), 1.4, 0)
+            let truth = Vector3(0.5, 1.2, -4)
+            _ = imm.update(model: RangeModel(antennaInWorld: a, standardDeviation: 0.06, gate: 6.63),
+                           measured: (truth - a).length + 0.01 * Double(k % 3 - 1), outlierProbability: 0.05, outlierSpan: 10)
+            let d = DirectionModel(antennaInWorld: a, worldFromDevice: .identity, azimuthStandardDeviation: 0.05,
+                                   elevationStandardDeviation: 0.09, gate: 9.21)
+            _ = imm.update(model: d, measured: d.predicted(truth), outlierProbability: 0.05, outlierSpan: 2 * .pi)
+            imm.updateModeProbabilities(hint: hint)
+        }
+        var imm = InteractingMultipleModel(positionInWorld: Vector3(0.4, 1.2, -3.9), positionCovariance: .scaledIdentity(0.04),
+                                           velocityPriorVariance: 1, movingProbability: 0.3)
+        for k in 0..<5 { step(&imm, k, hint: .unknown) }
+        #expect(!imm.movingIdle && imm.movingProbability > 0)
+        step(&imm, 5, hint: .stationary)
+        #expect(imm.movingIdle && imm.movingProbability == 0)
+        let pinned = imm.moving
+        for k in 6..<12 { step(&imm, k, hint: .stationary) }
+        // Not run while pinned: the manoeuvring model is as the first pinned step left it.
+        #expect(imm.moving == pinned)
+        #expect(imm.published(certainty: 0.99) == imm.stationary && imm.combined.positionInWorld == imm.stationary.positionInWorld)
+        // Whatever the idle models hold, the same estimates once the pin is lifted.
+        var scrambled = imm
+        scrambled.moving.positionInWorld = Vector3(9, 9, 9)
+        scrambled.moving.velocityInWorld = Vector3(-3, 0, 3)
+        scrambled.steady = scrambled.moving
+        for k in 12..<20 {
+            step(&imm, k, hint: .unknown)
+            step(&scrambled, k, hint: .unknown)
+            #expect(imm.combined == scrambled.combined && imm.movingProbability == scrambled.movingProbability)
+        }
+        #expect(!imm.movingIdle && imm.moving != pinned)
+    }
+
     @Test func theAppsHintIsTakenAtOnce() throws {
         let run = ScenarioRun(ScenarioCatalogue.tagPickedUp(seed: 3, hinted: true))
         #expect(run.movingReportedAfter == 0)

@@ -112,6 +112,11 @@ public struct SteadyMotion: Sendable, Hashable {
     var stationaryLikelihood = 1.0
     var movingLikelihood = 1.0
     var steadyLikelihood = 1.0
+    /// Whether the moving models sit out this step: the mode is pinned `stationary`
+    /// (``predict(seconds:prior:hint:accelerationIntensity:velocityPriorVariance:addedPositionVariance:steady:)``),
+    /// so they hold no probability and nothing reads them. ``moving`` and ``steady`` are then
+    /// stale until the pin is lifted.
+    public private(set) var movingIdle = false
 
     /// `μ_m + μ_w`, the probability that the object is moving. Setting it keeps the split
     /// between the two moving models (all to the manoeuvring one when both are 0).
@@ -206,12 +211,22 @@ public struct SteadyMotion: Sendable, Hashable {
         // one then needs the previous manoeuvring estimate, saved before, and the steady one
         // last the same (no still object starts on the steady model) — the only copy of a
         // model per step.
+        // Pinned still: once the stationary model has taken the moving models' estimates over
+        // (the mix below, at the first pinned step), they hold no probability and nothing reads
+        // them — the moving models are neither mixed, predicted nor corrected (a still tag the
+        // app says is still pays for one model). When the pin is lifted, the manoeuvring model
+        // starts from the stationary one, as the mix would start it from a model of no weight.
+        if movingIdle && hint != .stationary {
+            moving = stationary
+            movingIdle = false
+        }
+        let idle = movingIdle
         let previousMoving = moving
-        if cM > 1e-12 {
+        if cM > 1e-12 && !idle {
             Self.mix(into: &moving, weight: (1 - piMS - piMW) * muM / cM, stationary, weight: piSM * muS / cM,
                      steady, weight: piWM * muW / cM)
         }
-        if cS > 1e-12 {
+        if cS > 1e-12 && !idle {
             Self.mixPosition(into: &stationary, weight: (1 - piSM) * muS / cS, previousMoving, weight: piMS * muM / cS,
                              steady, weight: piWS * muW / cS)
         }
@@ -237,7 +252,8 @@ public struct SteadyMotion: Sendable, Hashable {
         steadyProbability = hasSteadyModel ? min(max(cW1 / total, 0), 1) : 0
         // (3) Prediction.
         stationary.predictStationary(addedPositionVariance: q, velocityPriorVariance: velocityPriorVariance)
-        moving.predictConstantVelocity(seconds: dt, accelerationIntensity: qa, addedPositionVariance: q)
+        movingIdle = hint == .stationary
+        if !movingIdle { moving.predictConstantVelocity(seconds: dt, accelerationIntensity: qa, addedPositionVariance: q) }
         if hasSteadyModel, let w = steadyMotion {
             steady.predictConstantVelocity(seconds: dt, accelerationIntensity: w.accelerationIntensity, addedPositionVariance: q)
         }
@@ -376,6 +392,7 @@ public struct SteadyMotion: Sendable, Hashable {
             }
         }
         let s = stationary.update(model: model, measured: z)
+        if movingIdle { return s.accepted }
         let m = moving.update(model: model, measured: z)
         stationaryLikelihood *= inlier * s.likelihood + outlier
         movingLikelihood *= inlier * m.likelihood + outlier
@@ -398,6 +415,7 @@ public struct SteadyMotion: Sendable, Hashable {
         let ps = stationary.positionInWorld, pm = moving.positionInWorld
         let base = model.linearised(at: ps)
         let s = stationary.update(model: model, measured: z, linearisation: base)
+        if movingIdle { return s.accepted }
         let m: UpdateOutcome
         if model.carriesLinearisation(from: ps, to: pm) {
             let d = pm - ps, h = base.jacobian
