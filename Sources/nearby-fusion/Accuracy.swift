@@ -45,7 +45,9 @@ struct Accuracy: ParsableCommand {
         judged (the mean-NEES band and the rate of converged angles far off need 50 seeds). A \
         Channel Sounding tag's worldTransform is judged over at least 20 converged runs: with 50 \
         seeds or more, where fewer converge, more seeds are run for that target alone (at most 500 \
-        in all; fewer than 20 converged runs in 500 is missed).
+        in all; fewer than 20 converged runs in 500 is missed), unless the exact posterior comes \
+        near determining the position in none of the seeds asked for (at least 50): then an \
+        engine that never publishes it leaves the target unjudged and no more seeds run.
         """)
 
     @Option(help: "Seeds per scenario.")
@@ -191,11 +193,13 @@ struct Accuracy: ParsableCommand {
     /// For a Channel Sounding scenario whose `worldTransform` is judged over
     /// ``ScenarioTargets/minimumConvergedRuns`` converged runs, when the seeds run (at least
     /// 50) left fewer converged: runs of the next seeds, 50 at a time, until enough converge or
-    /// ``ScenarioTargets/maximumSeedsForConvergedRuns`` seeds in all have run (none otherwise). The tables keep the seeds asked for; only
-    /// that target reads these.
+    /// ``ScenarioTargets/maximumSeedsForConvergedRuns`` seeds in all have run (none otherwise, nor
+    /// where the exact posterior determines the position in none of the runs). The tables keep the
+    /// seeds asked for; only that target reads these.
     static func moreConvergedRuns(_ name: String, _ make: @Sendable (UInt64) -> SimulationScenario, runs: [ScenarioRun],
                                   options: FusionOptions, vioDrift: Double?) -> [ScenarioRun] {
-        guard ScenarioTargets.channelSoundingHeldToThePosterior.contains(name), runs.count >= ScenarioTargets.minimumSeeds else { return [] }
+        guard ScenarioTargets.channelSoundingHeldToThePosterior.contains(name), runs.count >= ScenarioTargets.minimumSeeds,
+              !ScenarioTargets.positionUndeterminedByThePosterior(runs) else { return [] }
         var more: [ScenarioRun] = []
         var converged = runs.filter { $0.firstConvergedTime != nil }.count
         var next = runs.count

@@ -57,6 +57,27 @@ public struct ScenarioRun: Sendable {
     /// ``init(_:objectID:options:cameraAssistance:exactPosteriorUntil:)``) or when the object
     /// was still moving at its last range.
     public var posteriorFinalNEES: Double?
+    /// The exact posterior's spread at the object's last range (true frame), when it is
+    /// followed: its σ horizontally across the line of sight and in height, metres, and the
+    /// distance from the true device position to its mean, metres.
+    public var posteriorFinalSpread: (acrossLineOfSight: Double, height: Double, distance: Double)?
+
+    /// Whether the exact posterior at the last range (``posteriorFinalSpread``) comes near
+    /// determining the position as far as a Channel Sounding `worldTransform` asks: σ across the
+    /// line of sight at most `h max(T_h, f d)` and in height at most `h max(T_v, f d)` (`T_h`,
+    /// `T_v`, `f`: `FusionOptions.ChannelSounding.positionThreshold`,
+    /// `.verticalPositionThreshold` and `.positionFractionOfDistance`; `h` the coaching's
+    /// hysteresis, `FusionOptions.Coaching.hysteresis`, 1.5, within which a converged estimate
+    /// stays converged). Beyond that no estimator publishes the position honestly: it would
+    /// claim half as much again less uncertainty than the ideal one has. `nil` where no posterior
+    /// is followed.
+    public func posteriorDeterminesPosition(_ thresholds: FusionOptions.ChannelSounding = FusionOptions.ChannelSounding(),
+                                            hysteresis: Double = FusionOptions.Coaching().hysteresis) -> Bool? {
+        guard let spread = posteriorFinalSpread else { return nil }
+        let fromDistance = thresholds.positionFractionOfDistance * spread.distance
+        return spread.acrossLineOfSight <= hysteresis * max(thresholds.positionThreshold, fromDistance)
+            && spread.height <= hysteresis * max(thresholds.verticalPositionThreshold, fromDistance)
+    }
 
     /// Runs `scenario` through a fresh engine (a `ReplayDriver`, as a replay of its
     /// recording would) and records the updates of the object
@@ -93,7 +114,7 @@ public struct ScenarioRun: Sendable {
         var posteriorAllowed = false, moved = false
         // The posterior's moments when the app said the tag moved, and that time (seconds).
         var carryOrigin: (mean: Vector3, covariance: Matrix3, since: Double)?
-        var lastTruth = Vector3.zero
+        var lastTruth = Vector3.zero, lastDevice = Vector3.zero
         for e in events {
             switch driver.apply(e) {
             case .pose(let p, let change)?:
@@ -156,6 +177,7 @@ public struct ScenarioRun: Sendable {
                             posterior!.add(rangeMetres: r, antennaInWorld: device.positionInWorld)
                         }
                         lastTruth = truth
+                        lastDevice = device.positionInWorld
                         if !posteriorAllowed && !moved {
                             let sigma = posterior!.bearingStandardDeviation(from: device.positionInWorld)
                             posteriorBearing = sigma
@@ -173,6 +195,15 @@ public struct ScenarioRun: Sendable {
                         ? scenario.channelSounding.rangeScaleError * toObject.length + scenario.channelSounding.rangeOffset : 0,
                     moments: snap.moments, hypothesisCount: snap.hypothesisCount, hypotheses: snap.hypotheses))
             default: break
+            }
+        }
+        if let moments = posterior?.moments() {
+            let toMean = moments.meanInWorld - lastDevice
+            let horizontal = Vector3(toMean.x, 0, toMean.z)
+            if horizontal.length > 1e-9 {
+                let across = Vector3(-horizontal.z, 0, horizontal.x) / horizontal.length
+                posteriorFinalSpread = (moments.covariance.quadraticForm(across).squareRoot(), moments.covariance.m11.squareRoot(),
+                                        toMean.length)
             }
         }
         if let moments = posterior?.moments(), let inverse = moments.covariance.inverse {
