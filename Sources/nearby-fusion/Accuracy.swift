@@ -161,8 +161,11 @@ struct Accuracy: ParsableCommand {
         }
         if !targets.isEmpty {
             print("")
+            // Not judged: too few seeds, or (with enough) what the exact posterior leaves open.
+            let openReason = "what the exact posterior leaves open: see each row"
             print(TargetCheck.table(targets, subjectHeader: "scenario",
-                                    notJudgedReason: "they need --seeds \(ScenarioTargets.minimumSeeds) or more"))
+                                    notJudgedReason: seeds >= ScenarioTargets.minimumSeeds ? openReason
+                                        : "they need --seeds \(ScenarioTargets.minimumSeeds) or more, or " + openReason))
         }
     }
 
