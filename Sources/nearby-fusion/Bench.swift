@@ -19,7 +19,9 @@ struct Bench: ParsableCommand {
         in ns, mallocs per update, and UWB updates per second of fusion time; then the same \
         for the updates made while the object was being acquired (no estimate yet, or the \
         bank refined from its window) and while it was tracked, each block holding updates \
-        of one phase only.
+        of one phase only. For the acquiring updates, also the acquisition's work: how many \
+        times per update it linearised its whole window of stored updates, counted in the \
+        warm-up pass (the same on every machine).
         """)
 
     @Argument(help: "Recordings.", completion: .file(extensions: ["jsonl"]))
@@ -53,6 +55,10 @@ struct Bench: ParsableCommand {
         var mallocsPerUpdate: Double?
         var updatesPerSecond: Double
         var updates: Int
+        /// For the acquiring updates: the acquisition's linearisations of its whole window per
+        /// update (``ObjectStateSnapshot/windowPasses``), counted in the warm-up pass — its work,
+        /// the same on every machine.
+        var windowPassesPerUpdate: Double? = nil
     }
 
     /// Every update's figures (at the top level of `--json`), and those of the updates made
@@ -134,8 +140,8 @@ struct Bench: ParsableCommand {
             try parse(&reader, name: name)
         }
         if table {
-            print("| recording | UWB updates | updates/s | of which acquiring | acquiring p50 µs | acquiring p99 µs | acquiring updates/s | tracking p50 ns | tracking p99 ns | mallocs/update |")
-            print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+            print("| recording | UWB updates | updates/s | of which acquiring | acquiring p50 µs | acquiring p99 µs | acquiring updates/s | acquiring window passes/update | tracking p50 ns | tracking p99 ns | mallocs/update |")
+            print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         }
         for (index, input) in inputs.enumerated() {
             if !json && !table && index > 0 { print() }
@@ -151,16 +157,20 @@ struct Bench: ParsableCommand {
         guard timing.sink.isFinite else { return }
         let counting = nf_malloc_counting_available() == 1
         guard let all = timing.all.figures(countingMallocs: counting) else { return }
-        let result = Result(all: all, acquiring: timing.acquiring.figures(countingMallocs: counting),
+        var result = Result(all: all, acquiring: timing.acquiring.figures(countingMallocs: counting),
                             tracking: timing.tracking.figures(countingMallocs: counting))
+        if timing.acquiringUpdatesPerPass > 0 {
+            result.acquiring?.windowPassesPerUpdate = Double(timing.windowPassesPerPass) / Double(timing.acquiringUpdatesPerPass)
+        }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             print(String(decoding: try encoder.encode(result), as: UTF8.self))
         } else if table {
             let acquiring = result.acquiring.map {
-                String(format: "%d | %.1f | %.1f | %.0f", $0.updates / passes, $0.p50Nanoseconds / 1000, $0.p99Nanoseconds / 1000, $0.updatesPerSecond)
-            } ?? "0 | — | — | —"
+                String(format: "%d | %.1f | %.1f | %.0f | %.2f", $0.updates / passes, $0.p50Nanoseconds / 1000, $0.p99Nanoseconds / 1000,
+                       $0.updatesPerSecond, $0.windowPassesPerUpdate ?? 0)
+            } ?? "0 | — | — | — | —"
             let tracking = result.tracking.map { String(format: "%.0f | %.0f", $0.p50Nanoseconds, $0.p99Nanoseconds) } ?? "— | —"
             let mallocs = result.all.mallocsPerUpdate.map { String(format: "%.3f", $0) } ?? "—"
             print("| \(recording) | \(uwbCount) | " + String(format: "%.0f", result.all.updatesPerSecond) + " | \(acquiring) | \(tracking) | \(mallocs) |")
@@ -173,9 +183,10 @@ struct Bench: ParsableCommand {
             for (name, part) in [("acquiring", result.acquiring), ("tracking", result.tracking)] {
                 guard let part else { print(name.padding(toLength: 17, withPad: " ", startingAt: 0) + "no update"); continue }
                 let mallocs = part.mallocsPerUpdate.map { String(format: ", %.3f mallocs/update", $0) } ?? ""
+                let work = part.windowPassesPerUpdate.map { String(format: ", %.2f window passes/update", $0) } ?? ""
                 print(name.padding(toLength: 17, withPad: " ", startingAt: 0)
                       + String(format: "%d updates: p50 %.0f ns, p99 %.0f ns, %.0f updates/s", part.updates, part.p50Nanoseconds,
-                               part.p99Nanoseconds, part.updatesPerSecond) + mallocs)
+                               part.p99Nanoseconds, part.updatesPerSecond) + mallocs + work)
             }
         }
     }
@@ -188,8 +199,10 @@ struct Bench: ParsableCommand {
     /// closed early when the next update's phase differs. Returns the blocks of every update
     /// and of each phase, and a sink that keeps the results alive.
     private func time(_ events: [RecordingEvent], header: RecordingHeader, uwbCount: Int)
-        -> (all: Blocks, acquiring: Blocks, tracking: Blocks, sink: Double) {
+        -> (all: Blocks, acquiring: Blocks, tracking: Blocks, sink: Double, windowPassesPerPass: Int, acquiringUpdatesPerPass: Int) {
         let blockSize = 32
+        // Counted in the warm-up pass: the window passes of every object, and the acquiring updates.
+        var windowPassesPerPass = 0, acquiringUpdatesPerPass = 0
         var all = Blocks(), acquiring = Blocks(), tracking = Blocks()
         all.latencies.reserveCapacity((uwbCount / blockSize + 1) * passes)
         var sink = 0.0
@@ -217,6 +230,7 @@ struct Bench: ParsableCommand {
             for (i, event) in events.enumerated() {
                 if case .uwb(let id, _) = event {
                     let tracked = driver.phase(of: id) == .tracking
+                    if pass == 0 && !tracked { acquiringUpdatesPerPass += 1 }
                     if inBlock > 0, tracked != blockTracking { close() }
                     if inBlock == 0 {
                         blockTracking = tracked
@@ -234,7 +248,10 @@ struct Bench: ParsableCommand {
                 guard inBlock > 0, inBlock == blockSize || i == events.count - 1 else { continue }
                 close()
             }
+            if pass == 0 {
+                windowPassesPerPass = driver.objectIDs.indices.reduce(0) { $0 + driver.engine.snapshot(driver.handle(ofSlot: $1)).windowPasses }
+            }
         }
-        return (all, acquiring, tracking, sink)
+        return (all, acquiring, tracking, sink, windowPassesPerPass, acquiringUpdatesPerPass)
     }
 }

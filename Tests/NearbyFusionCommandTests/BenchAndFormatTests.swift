@@ -63,6 +63,15 @@ struct BenchAndFormatTests {
         #expect(cs["acquiring"]?["mallocsPerUpdate"] == .number(0))
         let text = try TestSupport.run(["bench", "Datasets/coached-sweep.jsonl", "--passes", "1"]).stdout
         #expect(text.contains("\nacquiring        ") && text.contains("\ntracking         "), "\(text)")
+        // The acquisition's work is counted, not timed: the same figure every run, for the
+        // acquiring updates only.
+        guard case .number(let work)? = sweep["acquiring"]?["windowPassesPerUpdate"] else {
+            Issue.record("no window passes: \(sweep)"); return
+        }
+        let again = try JSONLineParser.parse(TestSupport.run(["bench", "Datasets/coached-sweep.jsonl", "--passes", "1", "--json"]).stdout)
+        #expect(work > 1 && again["acquiring"]?["windowPassesPerUpdate"] == .number(work))
+        #expect(sweep["tracking"]?["windowPassesPerUpdate"] == nil && sweep["windowPassesPerUpdate"] == nil)
+        #expect(text.contains(String(format: "%.2f window passes/update", work)), "\(text)")
     }
 
     @Test func benchTimesScenariosAndRecordingsInOneTable() throws {
@@ -79,8 +88,10 @@ struct BenchAndFormatTests {
             let total = try #require(Int(row[1])), acquiring = try #require(Int(row[3]))
             #expect(acquiring > 0 && acquiring <= total, "\(row)")
         }
-        // A Channel Sounding tag in cs-far is acquired throughout: no tracked update.
-        #expect(cells[2][1] == cells[2][3] && cells[2][7] == "—")
+        // A Channel Sounding tag in cs-far is acquired throughout: no tracked update, and its
+        // window linearised many times an update.
+        #expect(cells[2][1] == cells[2][3] && cells[2][8] == "—")
+        #expect((Double(cells[2][7]) ?? 0) > 1, "\(cells[2])")
         // The same scenario from a file simulated with the same seed times the same updates.
         let sim = try TestSupport.run(["simulate", "--scenario", "still-peer", "--seed", "1"]).stdout
         let file = try TestSupport.temporaryFile(sim, name: "still-peer.jsonl")

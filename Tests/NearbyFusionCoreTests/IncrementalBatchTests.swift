@@ -95,6 +95,27 @@ struct IncrementalBatchTests {
         #expect((c.kept.moments.meanInWorld - c.exact.moments.meanInWorld).length < 0.02)
     }
 
+    /// A refinement counts its work: the exact batch linearises the whole window at least once
+    /// for every hypothesis at every update (its solve from the prior, iterated), while a kept
+    /// model that holds adds only the new entry — the kept bank linearises its window several
+    /// times less often over an acquisition.
+    @Test func aRefinementCountsItsWindowPasses() throws {
+        let entries = Self.acquisitionWindow(count: 60)
+        var exactOptions = FusionOptions()
+        exactOptions.acquisition.relinearisationTolerance = 0
+        var exact = Self.tiledBank(first: entries[0], options: exactOptions), kept = exact
+        var window = MeasurementWindow(capacity: 160)
+        var exactPasses = 0, keptPasses = 0, hypothesisUpdates = 0
+        for entry in entries.dropFirst() {
+            window.append(entry)
+            hypothesisUpdates += exact.count
+            exactPasses += BatchRefinement.refine(&exact, window: window, options: exactOptions)
+            keptPasses += BatchRefinement.refine(&kept, window: window, options: FusionOptions())
+        }
+        #expect(exactPasses >= hypothesisUpdates, "\(exactPasses) passes for \(hypothesisUpdates) hypothesis updates")
+        #expect(keptPasses > 0 && 3 * keptPasses < exactPasses, "kept \(keptPasses), exact \(exactPasses)")
+    }
+
     @Test func theStillBatchsNewtonModelIsTheCostsSecondOrderExpansion() throws {
         // Ranges alone from a short sweep 6 m away (the shell curves away from the sweep): at a
         // point 0.6 m off the tag, the model f − bᵀδ + ½ δᵀ(A − K)δ predicts the window's cost

@@ -136,7 +136,7 @@ public struct FusionEngine: Sendable {
                                    hypothesisCount: o.mixture.count, hypotheses: Array(o.mixture.hypotheses),
                                    assessment: o.coaching.lastAssessment, kinematics: o.phase == .tracking ? o.motion.combined : nil,
                                    movingProbability: o.phase == .tracking ? o.motion.movingProbability : nil,
-                                   rangeVarianceScale: o.rangeVarianceScale)
+                                   rangeVarianceScale: o.rangeVarianceScale, windowPasses: o.windowPasses)
     }
 
     // MARK: Poses

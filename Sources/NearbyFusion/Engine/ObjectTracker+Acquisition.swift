@@ -25,11 +25,11 @@ extension ObjectTracker {
             if mayMove {
                 // An object that may walk: its position now and a velocity, from the whole window
                 // (`o` carries the range noise learned from it, `learnMovingRangeNoise`).
-                BatchRefinement.refineMoving(&mixture, window: window, now: entry.timestamp,
-                                             start: acquisitionStartTime, options: o, addedVariance: added)
+                windowPasses += BatchRefinement.refineMoving(&mixture, window: window, now: entry.timestamp,
+                                                             start: acquisitionStartTime, options: o, addedVariance: added)
                 learnMovingRangeNoise(now: entry.timestamp, options: o)
             } else {
-                BatchRefinement.refine(&mixture, window: window, options: o, addedVariance: added)
+                windowPasses += BatchRefinement.refine(&mixture, window: window, options: o, addedVariance: added)
             }
             updatesSinceRefinement = 0
         }

@@ -140,8 +140,8 @@ extension ObjectTracker {
         weighByCarryOrigin(at: t, options: o)
         estimateGeneration &+= 1
         restarts.clearRejections()
-        BatchRefinement.refine(&mixture, window: window, options: o,
-                               addedVariance: acquisitionAddedVariance(pathLength: pathLength, options: o))
+        windowPasses += BatchRefinement.refine(&mixture, window: window, options: o,
+                                               addedVariance: acquisitionAddedVariance(pathLength: pathLength, options: o))
         updatesSinceRefinement = 0
     }
 }

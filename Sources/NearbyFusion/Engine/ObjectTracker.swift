@@ -55,6 +55,8 @@ struct ObjectTracker: Sendable {
     /// The motion last decided from the IMM (see ``decideMotion(_:)``).
     var reportedMotion = MotionActivityState.unknown
     var updatesSinceRefinement = 0
+    /// Linearisations of the whole window since the object was registered (``ObjectStateSnapshot/windowPasses``).
+    var windowPasses = 0
     /// Σ q of every prediction since the bank was tiled, m² (VIO drift the batch adds back).
     var processVarianceSinceInitialisation = 0.0
     /// When the current acquisition began (its first range), seconds.
@@ -268,4 +270,8 @@ public struct ObjectStateSnapshot: Sendable {
     /// How many times ``FusionOptions/Sensors/rangeStandardDeviation``'s variance the object's
     /// ranges are weighed with, learned from them (`@_spi(Internals)`).
     @_spi(Internals) public var rangeVarianceScale: Double = 1
+    /// How many times the acquisition has linearised its whole window of stored updates since
+    /// the object was registered (a hypothesis solved from its prior, or its kept model rebuilt):
+    /// the acquisition's work, counted the same on every machine.
+    public var windowPasses = 0
 }

@@ -177,6 +177,7 @@ extension BatchRefinement {
     /// burst chain, `A`, `b` and `f` then come from the forward–backward pass over the window.
     static func linearisation(at x: Vector3, window: MeasurementWindow, k: Constants,
                               priorInformation: Matrix3, priorMean: Vector3) -> BatchLinearisation {
+        k.windowPasses?.pointee += 1
         var model = BatchLinearisation()
         model.point = x
         model.information = priorInformation

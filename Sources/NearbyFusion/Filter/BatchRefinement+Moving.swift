@@ -204,6 +204,7 @@ extension BatchRefinement {
     static func lineariseMoving(position x: Vector3, velocity v: Vector3, priorInformation: Matrix3, priorMean: Vector3,
                                 problem p: MovingProblem)
         -> (total: MovingNormalEquations, cost: Double, measurements: MovingNormalEquations, missing: Bool) {
+        p.k.windowPasses?.pointee += 1
         var m = MovingNormalEquations()
         var missing = false
         p.window.entries.withUnsafeBufferPointer { entries in
@@ -324,18 +325,27 @@ extension BatchRefinement {
     ///   - start: when the acquisition began, seconds (the tile priors hold then).
     ///   - o: the noise, outlier, velocity-prior and memory settings.
     ///   - addedVariance: m², added to each position covariance (VIO drift over the window).
+    ///
+    /// - Returns: how many times the whole window was linearised, as
+    ///   ``refine(_:window:options:addedVariance:)`` counts them.
+    @discardableResult
     public static func refineMoving(_ mixture: inout PositionMixture, window: MeasurementWindow, now: Double, start: Double,
-                                    options o: FusionOptions, addedVariance: Double = 0) {
-        let k = Constants(o)
-        let sigmaV = max(o.motion.velocityPriorStandardDeviation, 1e-3)
-        // The entries' faded weights at `now`, shared by every hypothesis (a stack allocation).
-        withUnsafeTemporaryAllocation(of: Double.self, capacity: max(window.entries.count, 1)) { faded in
-            for (j, e) in window.entries.enumerated() { faded[j] = e.multiplicity * exp(-(now - e.timestamp) * k.inverseMemory) }
-            let problem = MovingProblem(window: window, now: now, start: start, k: k, velocityInformation: 1 / (sigmaV * sigmaV),
-                                        logVelocityPriorNormaliser: -0.5 * 3 * log(2 * .pi * sigmaV * sigmaV),
-                                        addedVariance: max(addedVariance, 0), fadedWeights: UnsafeBufferPointer(faded))
-            refineMoving(&mixture, problem: problem)
+                                    options o: FusionOptions, addedVariance: Double = 0) -> Int {
+        var passes = 0
+        withUnsafeMutablePointer(to: &passes) { counter in
+            var k = Constants(o)
+            k.windowPasses = counter
+            let sigmaV = max(o.motion.velocityPriorStandardDeviation, 1e-3)
+            // The entries' faded weights at `now`, shared by every hypothesis (a stack allocation).
+            withUnsafeTemporaryAllocation(of: Double.self, capacity: max(window.entries.count, 1)) { faded in
+                for (j, e) in window.entries.enumerated() { faded[j] = e.multiplicity * exp(-(now - e.timestamp) * k.inverseMemory) }
+                let problem = MovingProblem(window: window, now: now, start: start, k: k, velocityInformation: 1 / (sigmaV * sigmaV),
+                                            logVelocityPriorNormaliser: -0.5 * 3 * log(2 * .pi * sigmaV * sigmaV),
+                                            addedVariance: max(addedVariance, 0), fadedWeights: UnsafeBufferPointer(faded))
+                refineMoving(&mixture, problem: problem)
+            }
         }
+        return passes
     }
 
     /// ``refineMoving(_:window:now:start:options:addedVariance:)`` with its shared terms prepared.

@@ -57,6 +57,9 @@ import Foundation
         /// 1 %, or the weight of the ``smoothedEveryUpdate``-th heaviest hypothesis if that is
         /// more (set by each refinement).
         var everyUpdateSmoothingWeight = 0.01
+        /// Where each linearisation of the whole window is counted (``refine(_:window:options:addedVariance:)``
+        /// returns the count): set by each refinement; `nil` elsewhere.
+        var windowPasses: UnsafeMutablePointer<Int>? = nil
         /// How many of the heaviest hypotheses at most are smoothed at every update: in a bank
         /// that nothing has resolved yet (a still phone's, whose tiles all hold a few per cent)
         /// the others wait four updates, as hypotheses under 1 % do.
@@ -105,6 +108,7 @@ import Foundation
     /// ``FusionOptions/Sensors/rangeBiasStandardDeviation``).
     static func linearise(at x: Vector3, window: MeasurementWindow, k: Constants,
                           priorInformation: Matrix3, priorMean: Vector3) -> (a: Matrix3, b: Vector3, logLikelihood: Double, biasGradient: Vector3) {
+        k.windowPasses?.pointee += 1
         if k.burstForgettingRate > 0 {
             let chain = lineariseWithBursts(at: x, window: window, k: k, priorInformation: priorInformation, priorMean: priorMean)
             return (chain.a, chain.b, chain.logLikelihood, chain.biasGradient)
@@ -351,9 +355,20 @@ import Foundation
     ///   does to a batch estimate: a third of the random-walk variance accumulated over the
     ///   window (the variance of a random walk's average) plus `(f·L/2)²` for systematic
     ///   drift (``FusionOptions/Acquisition/vioDriftFraction``).
+    /// - Returns: how many times the whole window was linearised (a hypothesis solved from its
+    ///   prior, or its model rebuilt): the refinement's work, the same on every machine.
+    @discardableResult
     public static func refine(_ mixture: inout PositionMixture, window: MeasurementWindow, options o: FusionOptions,
-                              addedVariance: Double = 0) {
-        withConstants(o, window: window) { k in refineEach(&mixture, window: window, k: k, addedVariance: addedVariance) }
+                              addedVariance: Double = 0) -> Int {
+        var passes = 0
+        withUnsafeMutablePointer(to: &passes) { counter in
+            withConstants(o, window: window) { constants in
+                var k = constants
+                k.windowPasses = counter
+                refineEach(&mixture, window: window, k: k, addedVariance: addedVariance)
+            }
+        }
+        return passes
     }
 
     /// Calls `body` with the constants of `o` for `window`: with a burst chain, its persistences
