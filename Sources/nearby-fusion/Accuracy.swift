@@ -348,7 +348,7 @@ struct Accuracy: ParsableCommand {
             let paired = run.pairedDistanceErrors
             raw += paired.map(\.raw)
             published += paired.map(\.published)
-            bias += run.pairedRadioBiasErrors
+            bias += paired.map(\.radioBias)
             let gaps = run.gapDistanceErrors
             heldInGaps += gaps.map(\.heldRaw)
             publishedInGaps += gaps.map(\.published)

@@ -213,20 +213,20 @@ public struct SteadyMotion: Sendable, Hashable {
         // model per step.
         // Pinned still: once the stationary model has taken the moving models' estimates over
         // (the mix below, at the first pinned step), they hold no probability and nothing reads
-        // them — the moving models are neither mixed, predicted nor corrected (a still tag the
-        // app says is still pays for one model). When the pin is lifted, the manoeuvring model
-        // starts from the stationary one, as the mix would start it from a model of no weight.
+        // them — the mixes give them weight 0 — and they are neither predicted nor corrected (a
+        // still tag the app says is still pays for one model). When the pin is lifted, the
+        // manoeuvring model starts from the stationary one, as the mix would start it from a
+        // model of no weight (here also where no time has passed and the mix does not run).
         if movingIdle && hint != .stationary {
             moving = stationary
             movingIdle = false
         }
-        let idle = movingIdle
         let previousMoving = moving
-        if cM > 1e-12 && !idle {
+        if cM > 1e-12 {
             Self.mix(into: &moving, weight: (1 - piMS - piMW) * muM / cM, stationary, weight: piSM * muS / cM,
                      steady, weight: piWM * muW / cM)
         }
-        if cS > 1e-12 && !idle {
+        if cS > 1e-12 {
             Self.mixPosition(into: &stationary, weight: (1 - piSM) * muS / cS, previousMoving, weight: piMS * muM / cS,
                              steady, weight: piWS * muW / cS)
         }

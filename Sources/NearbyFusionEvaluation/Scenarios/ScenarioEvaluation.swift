@@ -357,23 +357,18 @@ public struct ScenarioRun: Sendable {
 
     /// The raw range's and the published distance's absolute errors, metres, at every update
     /// that has both: the two compared on the same moments (a radio that fails often far away
-    /// has few raw ranges there, while a distance is published at every update).
-    public var pairedDistanceErrors: [(raw: Double, published: Double, moving: Bool)] {
+    /// has few raw ranges there, while a distance is published at every update). Beside them,
+    /// `radioBias`: `|s d + o|`, metres, the error of a distance that averaged the radio's noise,
+    /// failures and multipath away perfectly but, as no estimator can without a reference, kept
+    /// its scale error and offset (``EvaluatedUpdate/radioBiasMetres``). Where the device and
+    /// the object keep still, the ranges cannot tell such an error from the distance itself: no
+    /// published distance can do much better than it.
+    public var pairedDistanceErrors: [(raw: Double, published: Double, moving: Bool, radioBias: Double)] {
         updates.compactMap { u in
             guard let r = u.rawDistance, let d = u.estimate.distance else { return nil }
             let truth = u.trueDistanceVector.length
-            return (abs(r - truth), abs(d - truth), u.trueVelocity.length >= ObjectEvaluation.movingTruthSpeed)
+            return (abs(r - truth), abs(d - truth), u.trueVelocity.length >= ObjectEvaluation.movingTruthSpeed, abs(u.radioBiasMetres))
         }
-    }
-
-    /// At the same updates as ``pairedDistanceErrors``: `|s d + o|`, metres, the error of a
-    /// distance that averaged the radio's noise, failures and multipath away perfectly but, as
-    /// no estimator can without a reference, kept its scale error and offset
-    /// (``EvaluatedUpdate/radioBiasMetres``). Where the device and the object keep still, the
-    /// ranges cannot tell such an error from the distance itself: no published distance can do
-    /// much better than this.
-    public var pairedRadioBiasErrors: [Double] {
-        updates.compactMap { u in u.rawDistance != nil && u.estimate.distance != nil ? abs(u.radioBiasMetres) : nil }
     }
 
     /// At every update whose procedure failed (no range) after a first range: the absolute
