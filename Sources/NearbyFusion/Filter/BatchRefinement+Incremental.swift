@@ -87,14 +87,13 @@ extension BatchRefinement {
             let rangeModel = k.options.nominalRangeModel(from: e.antennaInWorld)
             let (r, g) = rangeModel.linearised(at: x)
             if r > 1e-6 {
-                let residual = rangeModel.residual(e.rangeMetres, r), v = rangeModel.variance, c = e.multiplicity
-                let inlier = k.rangeDensity.inlier(residual, variance: v)
-                let excess = k.rangeDensity.excess(residual, variance: v)
-                let outlier = k.rangeDensity.outlierDensity
-                let total = inlier + excess + outlier
-                share = (inlier + excess) / total
+                let residual = rangeModel.residual(e.rangeMetres, r), inverseVariance = k.range.inverseVariance, c = e.multiplicity
                 // Weighed as independent: `c π / v`, `c log p(e)`.
-                let w = c * (inlier / total) / v
+                let robust = k.range.robustWeight(residual, multiplicity: c)
+                let inlier = robust.inlier, excess = robust.excess
+                let outlier = k.rangeDensity.outlierDensity
+                share = robust.share
+                let w = robust.weight
                 independent = w * Matrix3.outer(g, g)
                 if k.burstForgettingRate > 0 {
                     let lineOfSight = inlier + (1 - k.multipathProbability) * outlier
@@ -105,7 +104,7 @@ extension BatchRefinement {
                     logTerm += step.logScale + top
                     model.forwardLineOfSight = step.alpha
                     model.lastRangeTime = e.timestamp
-                    let chained = model.forwardLineOfSight * (c * inlier / lineOfSight) / v
+                    let chained = model.forwardLineOfSight * (c * inlier / lineOfSight) * inverseVariance
                     information += chained * Matrix3.outer(g, g)
                     b += (chained * residual) * g
                     model.biasGradient += chained * g
@@ -113,21 +112,21 @@ extension BatchRefinement {
                     information += independent
                     b += (w * residual) * g
                     model.biasGradient += w * g
-                    logTerm += c * log(total)
+                    logTerm += robust.logTerm
                     if k.options.acquisition.stillBatchNewtonSteps {
                         model.curvature += (w * residual / r) * (Matrix3.identity - Matrix3.outer(g, g))
                     }
                 }
             }
         }
-        forEachDirectionResidual(of: e, at: x, k: k) { residual, variance, g in
-            let (w, term) = robustWeight(residual, variance: variance, multiplicity: e.multiplicity, density: k.angleDensity)
-            let outer = w * Matrix3.outer(g, g)
+        forEachDirectionResidual(of: e, at: x, k: k) { residual, density, g in
+            let robust = density.robustWeight(residual, multiplicity: e.multiplicity)
+            let outer = robust.weight * Matrix3.outer(g, g)
             information += outer
             independent += outer
-            b += (w * residual) * g
-            logTerm += term
-            share = min(share, w * variance / max(e.multiplicity, 1e-300))
+            b += (robust.weight * residual) * g
+            logTerm += robust.logTerm
+            share = min(share, robust.share)
         }
         model.information += information
         // (Read only for a burst chain's drift: without one it is `information`.)

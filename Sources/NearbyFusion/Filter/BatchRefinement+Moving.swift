@@ -29,32 +29,33 @@ extension BatchRefinement {
         /// `A_vv += τ² w g gᵀ`, `b_x += w e g`, `b_v −= τ w e g`. Returns the share of the
         /// residual's density that is the inlier's, `π`.
         @inline(__always) @discardableResult
-        mutating func add(_ e: Double, variance v: Double, gradient g: Vector3, age tau: Double, multiplicity c: Double,
-                          density: RangeErrorDensity) -> Double {
-            let (w, logTerm) = BatchRefinement.robustWeight(e, variance: v, multiplicity: c, density: density)
-            accumulate(e, weight: w, logTerm: logTerm, gradient: g, age: tau)
-            return w * v / max(c, 1e-300)
+        mutating func add(_ e: Double, gradient g: Vector3, age tau: Double, multiplicity c: Double,
+                          density: RangeErrorDensity.AtVariance) -> Double {
+            let robust = density.robustWeight(e, multiplicity: c)
+            accumulate(e, weight: robust.weight, logTerm: robust.logTerm, gradient: g, age: tau)
+            return robust.weight * density.variance / max(c, 1e-300)
         }
 
         /// A range residual `e = z − h` at `r = h(p) = ‖p − a‖` (metres), added as
-        /// ``add(_:variance:gradient:age:multiplicity:density:)`` adds any residual, and its
+        /// ``add(_:gradient:age:multiplicity:density:)`` adds any residual, and its
         /// curvature: `∇²h = (I − g gᵀ)/r`, so the Hessian of `½ w e²` is
         /// `w g gᵀ − w e (I − g gᵀ)/r`. Gauss–Newton keeps the first term; the second goes to `K`
         /// as `M = (w e / r)(I − g gᵀ)`: `K_xx += M`, `K_xv −= τ M`, `K_vv += τ² M`. Returns `π`.
         @inline(__always) @discardableResult
-        mutating func addRange(_ e: Double, range r: Double, variance v: Double, gradient g: Vector3, age tau: Double,
-                               multiplicity c: Double, density: RangeErrorDensity) -> Double {
-            let (w, logTerm) = BatchRefinement.robustWeight(e, variance: v, multiplicity: c, density: density)
-            accumulate(e, weight: w, logTerm: logTerm, gradient: g, age: tau)
+        mutating func addRange(_ e: Double, range r: Double, gradient g: Vector3, age tau: Double,
+                               multiplicity c: Double, density: RangeErrorDensity.AtVariance) -> Double {
+            let robust = density.robustWeight(e, multiplicity: c)
+            let w = robust.weight
+            accumulate(e, weight: w, logTerm: robust.logTerm, gradient: g, age: tau)
             let m = (w * e / r) * (Matrix3.identity - Matrix3.outer(g, g))
             kxx += m
             kxv += (-tau) * m
             kvv += (tau * tau) * m
-            return w * v / max(c, 1e-300)
+            return w * density.variance / max(c, 1e-300)
         }
 
         /// The terms of one residual `e` with robust weight `w` and `c log p(e)` (see
-        /// ``add(_:variance:gradient:age:multiplicity:density:)``).
+        /// ``add(_:gradient:age:multiplicity:density:)``).
         @inline(__always)
         private mutating func accumulate(_ e: Double, weight w: Double, logTerm: Double, gradient g: Vector3, age tau: Double) {
             let ggT = w * Matrix3.outer(g, g)
@@ -185,12 +186,12 @@ extension BatchRefinement {
             let model = k.options.nominalRangeModel(from: e.antennaInWorld)
             let (r, g) = model.linearised(at: p)
             if r > 1e-6 {
-                share = n.addRange(model.residual(e.rangeMetres, r), range: r, variance: model.variance, gradient: g, age: tau,
-                                   multiplicity: c, density: k.rangeDensity)
+                share = n.addRange(model.residual(e.rangeMetres, r), range: r, gradient: g, age: tau,
+                                   multiplicity: c, density: k.range)
             }
         }
-        forEachDirectionResidual(of: e, at: p, k: k) { residual, variance, g in
-            n.add(residual, variance: variance, gradient: g, age: tau, multiplicity: c, density: k.angleDensity)
+        forEachDirectionResidual(of: e, at: p, k: k) { residual, density, g in
+            n.add(residual, gradient: g, age: tau, multiplicity: c, density: density)
         }
         return share
     }

@@ -37,10 +37,12 @@ import Foundation
 ///    the hypothesis (`PositionHypothesis.rangeBiasSensitivity`).
 @_spi(Internals) public enum BatchRefinement {
     struct Constants {
-        let azVariance, elVariance: Double
         /// The robust densities of a range residual and of an angle residual (the latter
         /// symmetric, `(1 − ε) N + ε/span`: ``RangeErrorDensity`` without its multipath term).
         let rangeDensity, angleDensity: RangeErrorDensity
+        /// The range density at the nominal variance `σ_r²`, and the angle density at the
+        /// azimuth's and the elevation's: every residual of a window pass is weighed at one of them.
+        let range, azimuth, elevation: RangeErrorDensity.AtVariance
         let options: FusionOptions
         /// `1/T` of the moving batch's fading memory, 1/s (``FusionOptions/Motion/movingBatchMemory``).
         let inverseMemory: Double
@@ -66,11 +68,12 @@ import Foundation
         static let smoothedEveryUpdate = 8
 
         init(_ o: FusionOptions) {
-            azVariance = o.sensors.azimuthStandardDeviation * o.sensors.azimuthStandardDeviation
-            elVariance = o.sensors.elevationStandardDeviation * o.sensors.elevationStandardDeviation
             rangeDensity = o.rangeErrorDensity
             angleDensity = RangeErrorDensity(outlierProbability: o.gating.outlierProbability, outlierSpan: o.gating.angleOutlierSpan,
                                              excessProbability: 0, excessRange: 0...0)
+            range = rangeDensity.at(variance: o.sensors.rangeStandardDeviation * o.sensors.rangeStandardDeviation)
+            azimuth = angleDensity.at(variance: o.sensors.azimuthStandardDeviation * o.sensors.azimuthStandardDeviation)
+            elevation = angleDensity.at(variance: o.sensors.elevationStandardDeviation * o.sensors.elevationStandardDeviation)
             options = o
             inverseMemory = o.motion.movingBatchMemory > 0 ? 1 / o.motion.movingBatchMemory : 0
             biasVariance = o.sensors.rangeBiasStandardDeviation * o.sensors.rangeBiasStandardDeviation
@@ -80,27 +83,16 @@ import Foundation
         }
     }
 
-    /// The robust term of one residual `e` with variance `v` under `density`: with the
-    /// line-of-sight probability `π = (1 − ε − η) N(e; 0, v) / p(e)`, the weight
-    /// `c π / v` its gradient's outer product gets in the normal equations, and `c log p(e)`.
-    @inline(__always)
-    static func robustWeight(_ e: Double, variance v: Double, multiplicity c: Double,
-                             density: RangeErrorDensity) -> (weight: Double, logTerm: Double) {
-        let inlier = density.inlier(e, variance: v)
-        let total = inlier + density.notInlier(e, variance: v)
-        return (c * (inlier / total) / v, c * log(total))
-    }
-
-    /// Adds one robust residual (``robustWeight(_:variance:multiplicity:density:)``) to the
+    /// Adds one robust residual (``RangeErrorDensity/AtVariance/robustWeight(_:multiplicity:)``) to the
     /// normal equations of a fixed point: `c π/v · g gᵀ` to `a`, `c π e/v · g` to `b`; returns
     /// `c log p(e)`.
     @inline(__always)
-    static func accumulate(_ e: Double, variance v: Double, gradient g: Vector3, multiplicity c: Double,
-                           density: RangeErrorDensity, a: inout Matrix3, b: inout Vector3) -> Double {
-        let (w, logTerm) = robustWeight(e, variance: v, multiplicity: c, density: density)
-        a += w * Matrix3.outer(g, g)
-        b += (w * e) * g
-        return logTerm
+    static func accumulate(_ e: Double, gradient g: Vector3, multiplicity c: Double,
+                           density: RangeErrorDensity.AtVariance, a: inout Matrix3, b: inout Vector3) -> Double {
+        let robust = density.robustWeight(e, multiplicity: c)
+        a += robust.weight * Matrix3.outer(g, g)
+        b += (robust.weight * e) * g
+        return robust.logTerm
     }
 
     /// Normal equations and robust log-likelihood of the window at `x`; `biasGradient` is
@@ -133,7 +125,7 @@ import Foundation
     }
 
     /// An entry's range at `x`, through the nominal range model: its gradient, residual,
-    /// robust weight and `c log p` (``robustWeight(_:variance:multiplicity:density:)``); `nil`
+    /// robust weight and `c log p` (``RangeErrorDensity/AtVariance/robustWeight(_:multiplicity:)``); `nil`
     /// when `x` sits on the antenna.
     ///
     /// The nominal σ_r, not σ(z) (``FusionOptions/Sensors/rangeErrorFraction``): measured, σ(z) here
@@ -149,16 +141,17 @@ import Foundation
         let (r, g) = model.linearised(at: x)
         guard r > 1e-6 else { return nil }
         let residual = model.residual(e.rangeMetres, r)
-        let (w, logTerm) = robustWeight(residual, variance: model.variance, multiplicity: e.multiplicity, density: k.rangeDensity)
-        return (g, residual, w, logTerm)
+        let robust = k.range.robustWeight(residual, multiplicity: e.multiplicity)
+        return (g, residual, robust.weight, robust.logTerm)
     }
 
-    /// Calls `body(residual, variance, gradient)` for an entry's direction residuals at the
-    /// position `p` (azimuth, and elevation when it has one), the gradient taken with respect
-    /// to `p`. Nothing on the device's ±Y axis, where the azimuth is undefined.
+    /// Calls `body(residual, density, gradient)` for an entry's direction residuals at the
+    /// position `p` (azimuth, and elevation when it has one), the density at the angle's
+    /// variance and the gradient taken with respect to `p`. Nothing on the device's ±Y axis,
+    /// where the azimuth is undefined.
     @inline(__always)
     static func forEachDirectionResidual(of e: WindowEntry, at p: Vector3, k: Constants,
-                                         _ body: (Double, Double, Vector3) -> Void) {
+                                         _ body: (Double, RangeErrorDensity.AtVariance, Vector3) -> Void) {
         let o = k.options
         switch e.direction {
         case .none:
@@ -167,14 +160,14 @@ import Foundation
             let model = o.azimuthModel(from: e.antennaInWorld, worldFromDevice: e.worldFromDevice)
             let (h, g) = model.linearised(at: p)
             guard g != .zero else { return }
-            body(model.residual(e.angles.x, h), k.azVariance, g)
+            body(model.residual(e.angles.x, h), k.azimuth, g)
         case .azimuthElevation:
             let model = o.directionModel(from: e.antennaInWorld, worldFromDevice: e.worldFromDevice)
             let (h, j) = model.linearised(at: p)
             guard j.row0 != .zero else { return }
             let residual = model.residual(e.angles, h)
-            body(residual.x, k.azVariance, j.row0)
-            body(residual.y, k.elVariance, j.row1)
+            body(residual.x, k.azimuth, j.row0)
+            body(residual.y, k.elevation, j.row1)
         }
     }
 
@@ -183,9 +176,8 @@ import Foundation
     @inline(__always)
     static func accumulateDirection(of e: WindowEntry, at x: Vector3, k: Constants, a: inout Matrix3, b: inout Vector3) -> Double {
         var logTerm = 0.0
-        forEachDirectionResidual(of: e, at: x, k: k) { residual, variance, g in
-            logTerm += accumulate(residual, variance: variance, gradient: g, multiplicity: e.multiplicity,
-                                  density: k.angleDensity, a: &a, b: &b)
+        forEachDirectionResidual(of: e, at: x, k: k) { residual, density, g in
+            logTerm += accumulate(residual, gradient: g, multiplicity: e.multiplicity, density: density, a: &a, b: &b)
         }
         return logTerm
     }
@@ -241,21 +233,21 @@ import Foundation
         let width = 10
         var forward = 1 - eta, lastRangeTime = -Double.infinity
         withUnsafeTemporaryAllocation(of: Double.self, capacity: width * max(count, 1)) { scratch in
-            // Per range: e, g (3), v, line-of-sight share, α_A, ρ into it, scaled emissions A, B.
+            // Per range: e, g (3), 1/v, line-of-sight share, α_A, ρ into it, scaled emissions A, B.
             var m = 0
             var alphaA = 1 - eta
             for (index, e) in window.entries.enumerated() where e.hasRange {
                 let model = o.nominalRangeModel(from: e.antennaInWorld)
                 let (r, g) = model.linearised(at: x)
                 guard r > 1e-6 else { continue }
-                let residual = model.residual(e.rangeMetres, r), v = model.variance, c = e.multiplicity
-                let inlier = k.rangeDensity.inlier(residual, variance: v)
+                let residual = model.residual(e.rangeMetres, r), inverseVariance = k.range.inverseVariance, c = e.multiplicity
+                let inlier = k.range.inlier(residual)
                 let losPart = inlier + (1 - eta) * outlier
                 // Emissions (densities of order 1/m; the forward pass renormalises each step).
                 // An entry standing for c updates emits p^c, scaled by the larger of the two.
-                let excess = k.rangeDensity.excess(residual, variance: v)
+                let excess = k.range.excess(residual)
                 if let independent {
-                    let w = c * (inlier / (inlier + excess + outlier)) / v
+                    let w = c * inlier * inverseVariance / (inlier + excess + outlier)
                     let information = w * Matrix3.outer(g, g)
                     independent.pointee.0 += information
                     independent.pointee.1 += e.pathLengthMetres * information
@@ -269,7 +261,7 @@ import Foundation
                 let base = m * width
                 scratch[base] = residual
                 scratch[base + 1] = g.x; scratch[base + 2] = g.y; scratch[base + 3] = g.z
-                scratch[base + 4] = v
+                scratch[base + 4] = inverseVariance
                 scratch[base + 5] = c * inlier / losPart
                 scratch[base + 6] = alphaA
                 scratch[base + 7] = rho
@@ -284,7 +276,7 @@ import Foundation
                 let base = j * width
                 let aA = scratch[base + 6]
                 let posteriorA = aA * betaA / (aA * betaA + (1 - aA) * betaB)
-                let w = posteriorA * scratch[base + 5] / scratch[base + 4]
+                let w = posteriorA * scratch[base + 5] * scratch[base + 4]
                 let g = Vector3(scratch[base + 1], scratch[base + 2], scratch[base + 3])
                 a += w * Matrix3.outer(g, g)
                 b += (w * scratch[base]) * g

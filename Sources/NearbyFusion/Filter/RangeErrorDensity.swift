@@ -63,16 +63,63 @@ public struct RangeErrorDensity: Sendable, Hashable {
     /// `η q(e)`, the multipath part of `p(e)` (0 without a multipath term).
     @inlinable public func excess(_ e: Double, variance v: Double) -> Double {
         guard excessDensity > 0 else { return 0 }
-        let scale = (2 * v).squareRoot()
+        return excess(e, inverseScale: 1 / (2 * v).squareRoot())
+    }
+
+    /// `η q(e)` with `1/√(2v)` given (``AtVariance``).
+    @inlinable func excess(_ e: Double, inverseScale: Double) -> Double {
+        guard excessDensity > 0 else { return 0 }
         // Φ(x₀) − Φ(x₁), x₀ = (e − b₀)/√v > x₁ = (e − b₁)/√v, from the tails that do not
         // cancel: ½[erfc(−x₀/√2) − erfc(−x₁/√2)] left of the plateau, ½[erfc(x₁/√2) − erfc(x₀/√2)]
         // right of it (both terms tiny there; their difference as 1 − 1 would be 0 or noise).
-        let u0 = (e - excessMinimum) / scale, u1 = (e - excessMaximum) / scale
+        let u0 = (e - excessMinimum) * inverseScale, u1 = (e - excessMaximum) * inverseScale
         let q: Double
         if u1 > 0 { q = 0.5 * (erfc(u1) - erfc(u0)) }
         else if u0 < 0 { q = 0.5 * (erfc(-u0) - erfc(-u1)) }
         else { q = 1 - 0.5 * (erfc(u0) + erfc(-u1)) }
         return excessDensity * q
+    }
+
+    /// The density at one variance `v` (m²), with what each evaluation needs computed once
+    /// (``AtVariance``): the batch evaluates it for every range of its window at the same `v`.
+    @inlinable public func at(variance v: Double) -> AtVariance { AtVariance(self, variance: v) }
+
+    /// ``RangeErrorDensity`` at a fixed variance `v`, m²: `(1 − ε − η)/√(2πv)`, `1/v` and
+    /// `1/√(2v)` computed once, so that an evaluation divides only by `p(e)`.
+    public struct AtVariance: Sendable, Hashable {
+        /// The density.
+        public let density: RangeErrorDensity
+        /// `v`, m², and `1/v`.
+        public let variance: Double, inverseVariance: Double
+        /// `(1 − ε − η)/√(2πv)`, m⁻¹.
+        @usableFromInline let inlierScale: Double
+        /// `1/√(2v)`, m⁻¹.
+        @usableFromInline let excessInverseScale: Double
+
+        @inlinable init(_ density: RangeErrorDensity, variance v: Double) {
+            self.density = density
+            variance = v
+            inverseVariance = 1 / v
+            inlierScale = exp(density.logInlierProbability) / (2 * .pi * v).squareRoot()
+            excessInverseScale = 1 / (2 * v).squareRoot()
+        }
+
+        /// `(1 − ε − η) N(e; 0, v)`.
+        @inlinable public func inlier(_ e: Double) -> Double { inlierScale * exp(-0.5 * e * e * inverseVariance) }
+
+        /// `η q(e)`.
+        @inlinable public func excess(_ e: Double) -> Double { density.excess(e, inverseScale: excessInverseScale) }
+
+        /// For a residual `e` of an entry standing for `c` updates: `π = (1 − ε − η) N(e)/p(e)`,
+        /// the robust weight `c π / v` and `c log p(e)`; `share`, the part of `p(e)` that the line
+        /// of sight or multipath explain, `(p(e) − ε/span)/p(e)`.
+        @inlinable public func robustWeight(_ e: Double, multiplicity c: Double)
+            -> (weight: Double, logTerm: Double, inlier: Double, excess: Double, share: Double) {
+            let inlier = inlier(e), excess = excess(e)
+            let total = inlier + excess + density.outlierDensity
+            let inverseTotal = 1 / total
+            return (c * inlier * inverseTotal * inverseVariance, c * log(total), inlier, excess, (inlier + excess) * inverseTotal)
+        }
     }
 
     /// `η`, the probability of the multipath term.

@@ -36,7 +36,8 @@ public struct RangeModel: ScalarMeasurementModel, Sendable {
     @inlinable public func linearised(at objectInWorld: Vector3) -> (predicted: Double, jacobian: Vector3) {
         let d = objectInWorld - antennaInWorld
         let r = d.length
-        return (r, r > 0 ? d / r : .zero)
+        // One division for the three components.
+        return (r, r > 0 ? (1 / r) * d : .zero)
     }
 
     /// The range is curved: its Hessian is `∇²h = (I − uuᵀ)/r`. While a hypothesis is
