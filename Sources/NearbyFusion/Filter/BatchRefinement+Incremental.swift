@@ -77,6 +77,18 @@ extension BatchRefinement {
     /// (``BatchRefinement/lineariseWithBursts(at:window:k:priorInformation:priorMean:)``).
     @inline(__always) @discardableResult
     static func add(_ e: WindowEntry, to model: inout BatchLinearisation, k: Constants) -> Double {
+        var logs = RangeErrorDensity.LogSum()
+        let share = add(e, to: &model, k: k, logSum: &logs)
+        model.cost -= logs.value
+        return share
+    }
+
+    /// ``add(_:to:k:)`` with the entry's `c log p` terms summed into `logSum` rather than
+    /// taken from `f` at once: the caller takes `logSum`'s value from `f` once the entries are in
+    /// (one logarithm for many of them).
+    @inline(__always) @discardableResult
+    static func add(_ e: WindowEntry, to model: inout BatchLinearisation, k: Constants,
+                    logSum: inout RangeErrorDensity.LogSum) -> Double {
         let x = model.point
         var information = Matrix3.zero
         var b = Vector3.zero
@@ -101,7 +113,8 @@ extension BatchRefinement {
                     let first = !model.lastRangeTime.isFinite
                     let rho = first ? 0 : exp(-max(e.timestamp - model.lastRangeTime, 0) * k.burstForgettingRate)
                     let step = burstForwardStep(model.forwardLineOfSight, first: first, persistence: rho, emitA: emitA, emitB: emitB, k: k)
-                    logTerm += step.logScale + top
+                    logSum.add(step.scale)
+                    logTerm += top
                     model.forwardLineOfSight = step.alpha
                     model.lastRangeTime = e.timestamp
                     let chained = model.forwardLineOfSight * (c * inlier / lineOfSight) * inverseVariance
@@ -112,7 +125,7 @@ extension BatchRefinement {
                     information += independent
                     b += (w * residual) * g
                     model.biasGradient += w * g
-                    logTerm += robust.logTerm
+                    logSum.add(robust.density, multiplicity: c)
                     if k.options.acquisition.stillBatchNewtonSteps {
                         model.curvature += (w * residual / r) * (Matrix3.identity - Matrix3.outer(g, g))
                     }
@@ -125,7 +138,7 @@ extension BatchRefinement {
             information += outer
             independent += outer
             b += (robust.weight * residual) * g
-            logTerm += robust.logTerm
+            logSum.add(robust.density, multiplicity: e.multiplicity)
             share = min(share, robust.share)
         }
         model.information += information
@@ -187,7 +200,9 @@ extension BatchRefinement {
         model.entryCount = window.entries.count
         model.rebuiltAtEntryCount = window.entries.count
         guard k.burstForgettingRate > 0 else {
-            for e in window.entries { add(e, to: &model, k: k) }
+            var logs = RangeErrorDensity.LogSum()
+            for e in window.entries { add(e, to: &model, k: k, logSum: &logs) }
+            model.cost -= logs.value
             return model
         }
         // The chain smoothed over the whole window (each range weighed by `γ(A) π`), in one
@@ -225,9 +240,11 @@ extension BatchRefinement {
               model.entryCount <= window.entries.count else { return nil }
         let previous = model
         var share = 1.0
+        var logs = RangeErrorDensity.LogSum()
         window.entries.withUnsafeBufferPointer { entries in
-            for j in model.entryCount..<entries.count { share = min(share, add(entries[j], to: &model, k: k)) }
+            for j in model.entryCount..<entries.count { share = min(share, add(entries[j], to: &model, k: k, logSum: &logs)) }
         }
+        model.cost -= logs.value
         model.entryCount = window.entries.count
         if share < 0.5 {
             // A new entry the model's point does not explain (an outlier there, `π < ½`) may pull

@@ -32,7 +32,7 @@ extension BatchRefinement {
         mutating func add(_ e: Double, gradient g: Vector3, age tau: Double, multiplicity c: Double,
                           density: RangeErrorDensity.AtVariance) -> Double {
             let robust = density.robustWeight(e, multiplicity: c)
-            accumulate(e, weight: robust.weight, logTerm: robust.logTerm, gradient: g, age: tau)
+            accumulate(e, weight: robust.weight, logTerm: c * log(robust.density), gradient: g, age: tau)
             return robust.weight * density.variance / max(c, 1e-300)
         }
 
@@ -46,7 +46,7 @@ extension BatchRefinement {
                                multiplicity c: Double, density: RangeErrorDensity.AtVariance) -> Double {
             let robust = density.robustWeight(e, multiplicity: c)
             let w = robust.weight
-            accumulate(e, weight: w, logTerm: robust.logTerm, gradient: g, age: tau)
+            accumulate(e, weight: w, logTerm: c * log(robust.density), gradient: g, age: tau)
             let m = (w * e / r) * (Matrix3.identity - Matrix3.outer(g, g))
             kxx += m
             kxv += (-tau) * m

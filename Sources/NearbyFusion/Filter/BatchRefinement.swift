@@ -84,15 +84,16 @@ import Foundation
     }
 
     /// Adds one robust residual (``RangeErrorDensity/AtVariance/robustWeight(_:multiplicity:)``) to the
-    /// normal equations of a fixed point: `c π/v · g gᵀ` to `a`, `c π e/v · g` to `b`; returns
-    /// `c log p(e)`.
+    /// normal equations of a fixed point: `c π/v · g gᵀ` to `a`, `c π e/v · g` to `b`, and
+    /// `c log p(e)` to `logSum`.
     @inline(__always)
     static func accumulate(_ e: Double, gradient g: Vector3, multiplicity c: Double,
-                           density: RangeErrorDensity.AtVariance, a: inout Matrix3, b: inout Vector3) -> Double {
+                           density: RangeErrorDensity.AtVariance, a: inout Matrix3, b: inout Vector3,
+                           logSum: inout RangeErrorDensity.LogSum) {
         let robust = density.robustWeight(e, multiplicity: c)
         a += robust.weight * Matrix3.outer(g, g)
         b += (robust.weight * e) * g
-        return robust.logTerm
+        logSum.add(robust.density, multiplicity: c)
     }
 
     /// Normal equations and robust log-likelihood of the window at `x`; `biasGradient` is
@@ -107,7 +108,7 @@ import Foundation
         }
         var a = priorInformation
         var b = priorInformation * (priorMean - x)
-        var logLikelihood = 0.0
+        var logs = RangeErrorDensity.LogSum()
         var biasGradient = Vector3.zero
         // Each residual and its gradient come from the measurement models the EKF uses
         // (``RangeModel``, ``AzimuthModel``, ``DirectionModel``), linearised at `x`.
@@ -117,15 +118,15 @@ import Foundation
                 a += w * Matrix3.outer(g, g)
                 b += (w * range.residual) * g
                 biasGradient += w * g
-                logLikelihood += range.logTerm
+                logs.add(range.density, multiplicity: e.multiplicity)
             }
-            logLikelihood += accumulateDirection(of: e, at: x, k: k, a: &a, b: &b)
+            accumulateDirection(of: e, at: x, k: k, a: &a, b: &b, logSum: &logs)
         }
-        return (a, b, logLikelihood, biasGradient)
+        return (a, b, logs.value, biasGradient)
     }
 
     /// An entry's range at `x`, through the nominal range model: its gradient, residual,
-    /// robust weight and `c log p` (``RangeErrorDensity/AtVariance/robustWeight(_:multiplicity:)``); `nil`
+    /// robust weight and density `p(e)` (``RangeErrorDensity/AtVariance/robustWeight(_:multiplicity:)``); `nil`
     /// when `x` sits on the antenna.
     ///
     /// The nominal σ_r, not σ(z) (``FusionOptions/Sensors/rangeErrorFraction``): measured, σ(z) here
@@ -136,13 +137,13 @@ import Foundation
     /// EKF, which integrates minutes of ranges, needs it.
     @inline(__always)
     static func weightedRange(of e: WindowEntry, at x: Vector3, k: Constants)
-        -> (gradient: Vector3, residual: Double, weight: Double, logTerm: Double)? {
+        -> (gradient: Vector3, residual: Double, weight: Double, density: Double)? {
         let model = k.options.nominalRangeModel(from: e.antennaInWorld)
         let (r, g) = model.linearised(at: x)
         guard r > 1e-6 else { return nil }
         let residual = model.residual(e.rangeMetres, r)
         let robust = k.range.robustWeight(residual, multiplicity: e.multiplicity)
-        return (g, residual, robust.weight, robust.logTerm)
+        return (g, residual, robust.weight, robust.density)
     }
 
     /// Calls `body(residual, density, gradient)` for an entry's direction residuals at the
@@ -172,14 +173,13 @@ import Foundation
     }
 
     /// Adds an entry's direction residuals at `x` to the normal equations of a fixed point,
-    /// weighed by the symmetric robust angle density; returns their `c log p`.
+    /// weighed by the symmetric robust angle density, and their `c log p` to `logSum`.
     @inline(__always)
-    static func accumulateDirection(of e: WindowEntry, at x: Vector3, k: Constants, a: inout Matrix3, b: inout Vector3) -> Double {
-        var logTerm = 0.0
+    static func accumulateDirection(of e: WindowEntry, at x: Vector3, k: Constants, a: inout Matrix3, b: inout Vector3,
+                                    logSum: inout RangeErrorDensity.LogSum) {
         forEachDirectionResidual(of: e, at: x, k: k) { residual, density, g in
-            logTerm += accumulate(residual, gradient: g, multiplicity: e.multiplicity, density: density, a: &a, b: &b)
+            accumulate(residual, gradient: g, multiplicity: e.multiplicity, density: density, a: &a, b: &b, logSum: &logSum)
         }
-        return logTerm
     }
 
     /// `Σ c_k log ρ(θ_k)` over the entries whose direction was missing, `θ_k` the off-axis
@@ -224,7 +224,7 @@ import Foundation
         -> (a: Matrix3, b: Vector3, logLikelihood: Double, biasGradient: Vector3, forwardLineOfSight: Double, lastRangeTime: Double) {
         var a = priorInformation
         var b = priorInformation * (priorMean - x)
-        var logLikelihood = 0.0
+        var logs = RangeErrorDensity.LogSum(), tops = 0.0
         var biasGradient = Vector3.zero
         let o = k.options
         let eta = k.multipathProbability
@@ -256,7 +256,8 @@ import Foundation
                 // ρ of the gap from the previous range (``refine`` fills them; none: independent).
                 let rho = m == 0 ? 0 : (k.persistence?[index] ?? 0)
                 let step = burstForwardStep(alphaA, first: m == 0, persistence: rho, emitA: emitA, emitB: emitB, k: k)
-                logLikelihood += step.logScale + top
+                logs.add(step.scale)
+                tops += top
                 alphaA = step.alpha
                 let base = m * width
                 scratch[base] = residual
@@ -293,16 +294,16 @@ import Foundation
         // Directions (none for Channel Sounding) are independent of the chain.
         for e in window.entries where e.direction != .none {
             guard let independent else {
-                logLikelihood += accumulateDirection(of: e, at: x, k: k, a: &a, b: &b)
+                accumulateDirection(of: e, at: x, k: k, a: &a, b: &b, logSum: &logs)
                 continue
             }
             var information = Matrix3.zero
-            logLikelihood += accumulateDirection(of: e, at: x, k: k, a: &information, b: &b)
+            accumulateDirection(of: e, at: x, k: k, a: &information, b: &b, logSum: &logs)
             a += information
             independent.pointee.0 += information
             independent.pointee.1 += e.pathLengthMetres * information
         }
-        return (a, b, logLikelihood, biasGradient, forward, lastRangeTime)
+        return (a, b, logs.value + tops, biasGradient, forward, lastRangeTime)
     }
 
     /// A range's emissions under the burst chain: `p_A = [(1 − ε − η) N + (1 − η) ε/span]/(1 − η)`
@@ -326,15 +327,16 @@ import Foundation
 
     /// One step of the chain's forward pass from the filtered `α(A)`: over a gap of persistence
     /// `ρ`, `P(A) = α(1 − η(1 − ρ)) + (1 − α)(1 − η)(1 − ρ)` (`1 − η` for the first range),
-    /// `s = P(A) p_A + (1 − P(A)) p_B`; returns `log s` and the new `α(A) = P(A) p_A / s`.
+    /// `s = P(A) p_A + (1 − P(A)) p_B`; returns `s` (whose `log s` the caller sums, ``RangeErrorDensity/LogSum``)
+    /// and the new `α(A) = P(A) p_A / s`.
     @inline(__always)
     static func burstForwardStep(_ alpha: Double, first: Bool, persistence rho: Double, emitA: Double, emitB: Double,
-                                 k: Constants) -> (logScale: Double, alpha: Double) {
+                                 k: Constants) -> (scale: Double, alpha: Double) {
         let eta = k.multipathProbability
         let predicted = first ? 1 - eta : alpha * (1 - eta * (1 - rho)) + (1 - alpha) * (1 - eta) * (1 - rho)
         let fA = predicted * emitA, fB = (1 - predicted) * emitB
         let s = fA + fB
-        return (log(s), fA / s)
+        return (s, fA / s)
     }
 
     /// Refines every hypothesis of `mixture` in place from `window`.
