@@ -82,11 +82,11 @@ public struct RangeErrorDensity: Sendable, Hashable {
 
     /// The density at one variance `v` (m²), with what each evaluation needs computed once
     /// (``AtVariance``): the batch evaluates it for every range of its window at the same `v`.
-    @inlinable public func at(variance v: Double) -> AtVariance { AtVariance(self, variance: v) }
+    @_spi(Internals) @inlinable public func at(variance v: Double) -> AtVariance { AtVariance(self, variance: v) }
 
     /// ``RangeErrorDensity`` at a fixed variance `v`, m²: `(1 − ε − η)/√(2πv)`, `1/v` and
     /// `1/√(2v)` computed once, so that an evaluation divides only by `p(e)`.
-    public struct AtVariance: Sendable, Hashable {
+    @_spi(Internals) public struct AtVariance: Sendable, Hashable {
         /// The density.
         public let density: RangeErrorDensity
         /// `v`, m², and `1/v`.
@@ -131,7 +131,7 @@ public struct RangeErrorDensity: Sendable, Hashable {
     /// gives `−∞` and a NaN NaN, as the sum of logarithms would. The result differs from that
     /// sum by rounding only (`n` products carry a relative error of about `n` units in the
     /// last place, `n · 10⁻¹⁶` nats).
-    public struct LogSum: Sendable {
+    @_spi(Internals) public struct LogSum: Sendable {
         /// The logarithms taken so far, and the product not yet taken.
         @usableFromInline var sum = 0.0, product = 1.0
 
