@@ -197,6 +197,7 @@ public struct ScenarioRun: Sendable {
             default: break
             }
         }
+        // (One pass over the grid for both: its moments.)
         if let moments = posterior?.moments() {
             let toMean = moments.meanInWorld - lastDevice
             let horizontal = Vector3(toMean.x, 0, toMean.z)
@@ -205,9 +206,9 @@ public struct ScenarioRun: Sendable {
                 posteriorFinalSpread = (moments.covariance.quadraticForm(across).squareRoot(), moments.covariance.m11.squareRoot(),
                                         toMean.length)
             }
-        }
-        if let moments = posterior?.moments(), let inverse = moments.covariance.inverse {
-            posteriorFinalNEES = inverse.quadraticForm(moments.meanInWorld - lastTruth)
+            if let inverse = moments.covariance.inverse {
+                posteriorFinalNEES = inverse.quadraticForm(moments.meanInWorld - lastTruth)
+            }
         }
     }
 
