@@ -10,7 +10,7 @@ struct Accuracy: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure accuracy, convergence time and consistency over seeded simulated scenarios.",
         discussion: """
-        Runs each built-in scenario with seeds 1…N through the engine in memory and prints, per \
+        Runs each built-in scenario with seeds 1…N (or from --first-seed on) through the engine in memory and prints, per \
         scenario: horizontalAngle error (median, p95, over every published angle), worldTransform \
         position error (median, p95), time of first convergence (median, max, and how many runs \
         never converged), the worst horizontal-angle error at a `converged` update, and the mean \
@@ -53,6 +53,9 @@ struct Accuracy: ParsableCommand {
     @Option(help: "Seeds per scenario.")
     var seeds: Int = 20
 
+    @Option(help: ArgumentHelp("The first seed: seeds FIRST…FIRST+N−1 run. Tables of one engine over disjoint sets of seeds (1, 51, 101 with --seeds 50) show how far a row moves by the draw alone, and what a change moves beyond it.", valueName: "FIRST"))
+    var firstSeed: Int = 1
+
     @Option(help: "Scenarios to run (default: all).", completion: .list(ScenarioCatalogue.all.map(\.name)))
     var scenario: [String] = []
 
@@ -67,6 +70,7 @@ struct Accuracy: ParsableCommand {
     /// What `--json` prints: the three tables' rows and the targets.
     struct Document: Encodable {
         var seeds: Int
+        var firstSeed: Int
         var scenarios: [TableRow]
         var movingObjects: [TableRow]
         var channelSounding: [TableRow]
@@ -77,6 +81,9 @@ struct Accuracy: ParsableCommand {
 
     func validate() throws {
         guard seeds >= 1 else { throw ValidationError("--seeds must be at least 1") }
+        guard firstSeed >= 1, firstSeed <= Int.max / 2 - seeds - ScenarioTargets.maximumSeedsForConvergedRuns else {
+            throw ValidationError("--first-seed must be at least 1")
+        }
         if let vioDrift { guard vioDrift.isFinite, vioDrift >= 0 else { throw ValidationError("--vio-drift must be a fraction of the path, 0 or more") } }
         for name in scenario where !ScenarioCatalogue.all.contains(where: { $0.name == name })
             && !ClosedLoop.scenarios.contains(where: { $0.name == name }) {
@@ -97,7 +104,9 @@ struct Accuracy: ParsableCommand {
             // A Channel Sounding object's exact posterior: its time to 10° and its final NEES
             // (under the engine's own range model, which a radio profile's is not: none there).
             let posterior = object?.ranging == .bluetoothChannelSounding && !profile ? Angle.radians(degrees: 10) : nil
-            let runs = Self.runs(make, seeds: 0..<seeds, options: options, vioDrift: vioDrift, exactPosteriorUntil: posterior) {
+            let first = firstSeed - 1
+            let runs = Self.runs(make, seeds: first..<(first + seeds), options: options, vioDrift: vioDrift,
+                                 exactPosteriorUntil: posterior) {
                 progress.withLock { $0.done += 1; $0.bar.update($0.done) }
             }
             rows.append(Self.accuracyRow(name, runs))
@@ -107,7 +116,7 @@ struct Accuracy: ParsableCommand {
             } else if object?.ranging == .bluetoothChannelSounding {
                 channelSoundingRows.append(Self.channelSoundingRow(name, runs))
             }
-            targets += ScenarioTargets.checks(for: make(1), runs: runs, moreRuns: Self.moreConvergedRuns(name, make, runs: runs,
+            targets += ScenarioTargets.checks(for: make(1), runs: runs, moreRuns: Self.moreConvergedRuns(name, make, runs: runs, firstSeed: firstSeed,
                                                                                                      options: options, vioDrift: vioDrift))
         }
         progress.withLock { $0.bar.finish() }
@@ -117,7 +126,7 @@ struct Accuracy: ParsableCommand {
             var byPolicy: [SimulatedUser.Policy: [ClosedLoopResult]] = [:]
             for policy in SimulatedUser.Policy.allCases {
                 let list = Self.inParallel(seeds) { k in
-                    ClosedLoop.run(loop.make(UInt64(k + 1)), user: SimulatedUser(policy: policy), seconds: ClosedLoop.runSeconds, options: options)
+                    ClosedLoop.run(loop.make(UInt64(firstSeed + k)), user: SimulatedUser(policy: policy), seconds: ClosedLoop.runSeconds, options: options)
                 }
                 byPolicy[policy] = list
                 loopRows.append(Self.closedLoopRow(loop.name, policy: policy, list))
@@ -125,7 +134,7 @@ struct Accuracy: ParsableCommand {
             targets += ClosedLoop.checks(scenario: loop.name, reasons: byPolicy[.reasons] ?? [], guidance: byPolicy[.guidance] ?? [])
         }
         if json {
-            print(try Evaluate.encode(Document(seeds: seeds, scenarios: rows, movingObjects: motionRows,
+            print(try Evaluate.encode(Document(seeds: seeds, firstSeed: firstSeed, scenarios: rows, movingObjects: motionRows,
                                                channelSounding: channelSoundingRows, radioProfiles: profileRows, closedLoop: loopRows,
                                                targets: targets)))
             return
@@ -198,18 +207,19 @@ struct Accuracy: ParsableCommand {
     /// 50) left fewer converged: runs of the next seeds, 50 at a time, until enough converge or
     /// ``ScenarioTargets/maximumSeedsForConvergedRuns`` seeds in all have run (none otherwise, nor
     /// where the exact posterior determines the position in none of the runs). The tables keep the
-    /// seeds asked for; only that target reads these.
-    static func moreConvergedRuns(_ name: String, _ make: @Sendable (UInt64) -> SimulationScenario, runs: [ScenarioRun],
+    /// seeds asked for; only that target reads these. `runs` are those of seeds `firstSeed…`.
+    static func moreConvergedRuns(_ name: String, _ make: @Sendable (UInt64) -> SimulationScenario, runs: [ScenarioRun], firstSeed: Int,
                                   options: FusionOptions, vioDrift: Double?) -> [ScenarioRun] {
         guard ScenarioTargets.channelSoundingHeldToThePosterior.contains(name), runs.count >= ScenarioTargets.minimumSeeds,
               !ScenarioTargets.positionUndeterminedByThePosterior(runs) else { return [] }
         var more: [ScenarioRun] = []
         var converged = runs.filter { $0.firstConvergedTime != nil }.count
         var next = runs.count
-        let cap = ScenarioTargets.maximumSeedsForConvergedRuns
+        let cap = ScenarioTargets.maximumSeedsForConvergedRuns, first = firstSeed - 1
         while converged < ScenarioTargets.minimumConvergedRuns && next < cap {
             let batch = min(50, cap - next)
-            let added = Self.runs(make, seeds: next..<(next + batch), options: options, vioDrift: vioDrift, exactPosteriorUntil: nil)
+            let added = Self.runs(make, seeds: (first + next)..<(first + next + batch), options: options, vioDrift: vioDrift,
+                                  exactPosteriorUntil: nil)
             more += added
             converged += added.filter { $0.firstConvergedTime != nil }.count
             next += batch

@@ -47,6 +47,27 @@ struct CommandLineTests {
         #expect(plain.status == 0 && steady.status == 0 && plain.stdout != steady.stdout)
     }
 
+    /// `--first-seed` moves every run — the scenarios' and the closed loops' — to other seeds:
+    /// seed 2 alone is the second run of seeds 1–2, and seed 1 is the default.
+    @Test func accuracyRunsTheSeedsItIsToldToStartFrom() throws {
+        let scenarios = ["--scenario", "coached-sweep", "--scenario", "loop-uwb-in-front"]
+        func rows(_ extra: [String]) throws -> [String] {
+            let result = try TestSupport.run(["accuracy"] + extra + scenarios)
+            #expect(result.status == 0, "\(result.stderr)")
+            return result.stdout.split(separator: "\n").map(String.init).filter { $0.hasPrefix("| coached-sweep |") || $0.hasPrefix("| loop-uwb-in-front |") }
+        }
+        let first = try rows(["--seeds", "1"]), second = try rows(["--seeds", "1", "--first-seed", "2"])
+        #expect(first.count == 4 && second.count == 4)
+        #expect(try rows(["--seeds", "1", "--first-seed", "1"]) == first)
+        // Every row differs: the closed loops' seeds moved with the scenarios'.
+        #expect(zip(first, second).allSatisfy { $0 != $1 }, "\(first)\n\(second)")
+        // The JSON says which seeds ran.
+        let json = try TestSupport.run(["accuracy", "--seeds", "2", "--first-seed", "7", "--json", "--scenario", "coached-sweep"])
+        let document = try JSONLineParser.parse(json.stdout.split(separator: "\n").joined())
+        #expect(document["firstSeed"] == .number(7) && document["seeds"] == .number(2))
+        #expect(try TestSupport.run(["accuracy", "--first-seed", "0"]).status == 64)
+    }
+
     /// `key` of the first object in `evaluate RECORDING --json EXTRA…`, or NaN when it is null.
     static func evaluated(_ key: String, of recording: String, _ extra: [String]) throws -> Double {
         let result = try TestSupport.run(["evaluate", recording, "--json"] + extra)
