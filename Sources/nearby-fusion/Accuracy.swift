@@ -81,8 +81,10 @@ struct Accuracy: ParsableCommand {
 
     func validate() throws {
         guard seeds >= 1 else { throw ValidationError("--seeds must be at least 1") }
-        guard firstSeed >= 1, firstSeed <= Int.max / 2 - seeds - ScenarioTargets.maximumSeedsForConvergedRuns else {
-            throw ValidationError("--first-seed must be at least 1")
+        guard firstSeed >= 1 else { throw ValidationError("--first-seed must be at least 1") }
+        // The last seed that may run: the tables' and the extra worldTransform seeds'.
+        guard !firstSeed.addingReportingOverflow(max(seeds, ScenarioTargets.maximumSeedsForConvergedRuns)).overflow else {
+            throw ValidationError("--first-seed \(firstSeed) with --seeds \(seeds) runs past the largest seed, \(Int.max)")
         }
         if let vioDrift { guard vioDrift.isFinite, vioDrift >= 0 else { throw ValidationError("--vio-drift must be a fraction of the path, 0 or more") } }
         for name in scenario where !ScenarioCatalogue.all.contains(where: { $0.name == name })

@@ -66,6 +66,8 @@ struct CommandLineTests {
         let document = try JSONLineParser.parse(json.stdout.split(separator: "\n").joined())
         #expect(document["firstSeed"] == .number(7) && document["seeds"] == .number(2))
         #expect(try TestSupport.run(["accuracy", "--first-seed", "0"]).status == 64)
+        let pastTheLast = try TestSupport.run(["accuracy", "--first-seed", "\(Int.max - 10)"])
+        #expect(pastTheLast.status == 64 && pastTheLast.stderr.contains("runs past the largest seed"), "\(pastTheLast.stderr)")
     }
 
     /// `key` of the first object in `evaluate RECORDING --json EXTRA…`, or NaN when it is null.
