@@ -253,12 +253,32 @@ extension BatchRefinement {
     public var windowRevision: UInt64 = 0
     /// (See ``windowRevision``.)
     public var entryCount = -1
+    /// The hypothesis's normalised log weight when the model was last linearised, nats.
+    public var logWeightAtLinearisation = 0.0
+
+    /// How far, nats, a hypothesis's normalised log weight may fall below
+    /// ``logWeightAtLinearisation`` before its kept model is dropped and the hypothesis
+    /// re-solved from its last solution (as ``FusionOptions/Acquisition/relinearisationTolerance``
+    /// 0 does at every update).
+    ///
+    /// A kept model is a local one. A new range that is an outlier at its point (a walker's
+    /// ranges carry errors correlated over seconds) makes it iterate, and the iterations can
+    /// carry it into another basin of the six-dimensional cost, from which the model, judged
+    /// by its own reach, does not return; its weight, read off that basin, then falls by
+    /// nats per update, and a falling weight widens the reach it is judged by (the tolerance
+    /// scales with `√(0.01/w)`). Re-solved after every two nats of decline, a hypothesis is
+    /// pruned only on the word of fresh solutions. Without it, a peer ranged without
+    /// directions and acquired afresh 21 m away after it turned lost the hypothesis next to it
+    /// in three updates and settled on the mirror side, 35 m off with a covariance of 2 m
+    /// (`peer-uwb-friend-walking` seed 94: final NEES 155,000; the exact batch and this rule
+    /// end that run at 2.7 and 2.2).
+    public static let weightFallBeforeResolving = 2.0
 
     /// An empty model (the hypothesis is solved in full at its next refinement).
     public init() {}
 
     init(position: Vector3, velocity: Vector3, anchorTime: Double, startTime: Double, measurements: BatchRefinement.MovingNormalEquations,
-         hasMissingDirections: Bool, windowRevision: UInt64, entryCount: Int) {
+         hasMissingDirections: Bool, windowRevision: UInt64, entryCount: Int, logWeight: Double) {
         self.position = position
         self.velocity = velocity
         self.anchorTime = anchorTime
@@ -267,6 +287,7 @@ extension BatchRefinement {
         self.hasMissingDirections = hasMissingDirections
         self.windowRevision = windowRevision
         self.entryCount = entryCount
+        self.logWeightAtLinearisation = logWeight
     }
 }
 
@@ -423,7 +444,8 @@ extension BatchRefinement {
               solution.positionCovariance.determinant > 0 else { h.moving = MovingLinearisation(); return }
         h.moving = MovingLinearisation(position: x, velocity: v, anchorTime: p.now, startTime: p.start,
                                        measurements: current.measurements, hasMissingDirections: current.missing,
-                                       windowRevision: p.window.revision, entryCount: p.window.entries.count)
+                                       windowRevision: p.window.revision, entryCount: p.window.entries.count,
+                                       logWeight: h.logWeight)
         let model = h.moving
         settleMoving(&h, model: model, total: current.total, cost: f, solution: solution, moves: false, problem: p)
     }
@@ -470,7 +492,9 @@ extension BatchRefinement {
     /// their solution, once the solution's step holds
     /// (``movingStepIsWithinLinearisation(_:_:model:now:firstEntryTime:offset:k:tolerance:)``). `nil` when
     /// the hypothesis must be re-solved instead: no model yet, the window was reshaped or the
-    /// acquisition restarted since, the equations are singular, or eight iterations did not
+    /// acquisition restarted since, the hypothesis's weight fell by more than
+    /// ``MovingLinearisation/weightFallBeforeResolving`` since the model was linearised, the
+    /// equations are singular, or eight iterations did not
     /// bring the step within the model's reach. A new range that is an outlier at the model's
     /// point (`π < ½`: it may move the minimum into another basin) makes at least one
     /// iteration, the window linearised afresh at the model's minimum.
@@ -487,7 +511,8 @@ extension BatchRefinement {
         let antenna = window.entries.last?.antennaInWorld ?? priorMean
         let base = k.options.acquisition.relinearisationTolerance
         guard base > 0, model.entryCount >= 0, model.windowRevision == window.revision, model.startTime == start,
-              model.entryCount <= window.entries.count, let first = window.entries.first else { return nil }
+              model.entryCount <= window.entries.count, let first = window.entries.first,
+              logWeight >= model.logWeightAtLinearisation - MovingLinearisation.weightFallBeforeResolving else { return nil }
         let weight = exp(logWeight)
         var outlier = false
         if model.entryCount < window.entries.count {
@@ -532,7 +557,8 @@ extension BatchRefinement {
                 if candidate.cost <= cost + 1e-9 {
                     model = MovingLinearisation(position: x, velocity: v, anchorTime: now, startTime: start,
                                                 measurements: candidate.measurements, hasMissingDirections: candidate.missing,
-                                                windowRevision: window.revision, entryCount: window.entries.count)
+                                                windowRevision: window.revision, entryCount: window.entries.count,
+                                                logWeight: logWeight)
                     accepted = true
                     break
                 }
