@@ -509,7 +509,7 @@ extension BatchRefinement {
                        velocityCovariance: Matrix3, logDeterminant: Double))? {
         let window = p.window, now = p.now, start = p.start, k = p.k, velocityInformation = p.velocityInformation
         let antenna = window.entries.last?.antennaInWorld ?? priorMean
-        let base = k.options.acquisition.relinearisationTolerance
+        let base = k.options.acquisition.relinearisationTolerance * max(k.options.acquisition.movingBatchToleranceScale, 0)
         guard base > 0, model.entryCount >= 0, model.windowRevision == window.revision, model.startTime == start,
               model.entryCount <= window.entries.count, let first = window.entries.first,
               logWeight >= model.logWeightAtLinearisation - MovingLinearisation.weightFallBeforeResolving else { return nil }

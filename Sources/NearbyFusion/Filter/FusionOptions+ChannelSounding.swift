@@ -38,10 +38,10 @@ extension FusionOptions {
         /// What ``FusionOptions/Acquisition/relinearisationTolerance`` is multiplied by for a
         /// Channel Sounding tag. Its σ is nearly four times UWB's, so the same fraction of it
         /// allows steps twice as long, while its burst chain's weights move with the residuals:
-        /// a third of the fraction keeps the converged `worldTransform` where the window solved
+        /// a fraction of 0.003 keeps the converged `worldTransform` where the window solved
         /// whole puts it (compare `accuracy --scenario cs-coached-step --seeds 50` with
         /// `--relinearisation 0`).
-        public var relinearisationToleranceScale: Double = 0.3
+        public var relinearisationToleranceScale: Double = 0.1
         /// White-acceleration intensity, m²/s³, of the part of a Channel Sounding object's
         /// distance that its position estimate does not explain (`DistanceSmoother`, which
         /// smooths the published `distance`): the estimate follows the device's own motion, so
