@@ -24,6 +24,9 @@ struct EngineOptions: ParsableArguments {
     @Flag(inversion: .prefixedNo, help: "Consider the VIO's systematic drift through the acquisition's geometry (the default) or, with --no-drift-geometry, as a plain translation (distance-only estimates then overconfident). See FusionOptions.acquisition.considersDriftGeometry.")
     var driftGeometry = FusionOptions().acquisition.considersDriftGeometry
 
+    @Option(help: ArgumentHelp("The correlation time, seconds, of the range errors of a peer (or any object that may move) that no direction reaches: each of its ranges counts (1 − ρ)/(1 + ρ) in its batch, ρ = exp(−Δt/τ), so that an error lasting seconds is not counted as many. 0 (the default) takes them as independent. See FusionOptions.motion.rangeErrorCorrelationSeconds.", valueName: "SECONDS"))
+    var rangeErrorCorrelation = FusionOptions().motion.rangeErrorCorrelationSeconds
+
     @Option(help: ArgumentHelp("How far an acquisition hypothesis's solution may move before its window is linearised afresh, as the fraction of the range σ its curvature over the step may reach; within it each update only adds its own terms. 0 re-solves every hypothesis from the whole window at every update (the exact batch, slower). See FusionOptions.acquisition.relinearisationTolerance.", valueName: "FRACTION"))
     var relinearisation = FusionOptions().acquisition.relinearisationTolerance
 
@@ -52,6 +55,7 @@ struct EngineOptions: ParsableArguments {
         guard stationaryDecision.isFinite, stationaryDecision >= 0.5, stationaryDecision <= 1 else { throw ValidationError("--stationary-decision must be a probability from 0.5 to 1") }
         guard driftVariance.isFinite, driftVariance >= 0 else { throw ValidationError("--drift-variance must be a number of m²/m, 0 or more") }
         guard batchDrift.isFinite, batchDrift >= 0 else { throw ValidationError("--batch-drift must be a fraction of the path, 0 or more") }
+        guard rangeErrorCorrelation.isFinite, rangeErrorCorrelation >= 0 else { throw ValidationError("--range-error-correlation must be a number of seconds, 0 or more") }
         guard relinearisation.isFinite, relinearisation >= 0 else { throw ValidationError("--relinearisation must be a fraction of the range σ, 0 or more") }
         guard fusionInterval.isFinite, fusionInterval >= 0 else { throw ValidationError("--fusion-interval must be a number of seconds, 0 or more") }
         guard carrySpeed.isFinite, carrySpeed >= 0 else { throw ValidationError("--carry-speed must be a speed in m/s, 0 or more") }
@@ -68,6 +72,7 @@ struct EngineOptions: ParsableArguments {
         o.motion.driftVariancePerMetre = driftVariance
         o.acquisition.vioDriftFraction = batchDrift
         o.acquisition.relinearisationTolerance = relinearisation
+        o.motion.rangeErrorCorrelationSeconds = rangeErrorCorrelation
         o.acquisition.stillBatchNewtonSteps = stillBatchNewton
         o.carry.speed = carrySpeed
         o.coaching.guidanceInterval = guidanceInterval
