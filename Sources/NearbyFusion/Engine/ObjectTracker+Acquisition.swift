@@ -26,7 +26,8 @@ extension ObjectTracker {
                 // An object that may walk: its position now and a velocity, from the whole window
                 // (`o` carries the range noise learned from it, `learnMovingRangeNoise`).
                 windowPasses += BatchRefinement.refineMoving(&mixture, window: window, now: entry.timestamp,
-                                                             start: acquisitionStartTime, options: o, addedVariance: added)
+                                                             start: acquisitionStartTime, options: o, addedVariance: added,
+                                                             informationScale: movingInformationScale(options: o))
                 learnMovingRangeNoise(now: entry.timestamp, options: o)
             } else {
                 windowPasses += BatchRefinement.refine(&mixture, window: window, options: o, addedVariance: added)
@@ -34,6 +35,18 @@ extension ObjectTracker {
             updatesSinceRefinement = 0
         }
         return entry.hasRange && bankExplains(entry.rangeMetres, from: entry.antennaInWorld, options: o)
+    }
+
+    /// What every measurement term of the moving batch counts when its range errors last
+    /// (``FusionOptions/Motion/rangeErrorCorrelationSeconds`` `τ` > 0): `κ = (1 − ρ)/(1 + ρ)`,
+    /// `ρ = e^{−Δt/τ}`, `Δt` the object's mean interval between fused ranges (`meanRangeInterval`,
+    /// at least ``FusionOptions/Sensors/minimumFusionInterval``); 1 otherwise.
+    func movingInformationScale(options o: FusionOptions) -> Double {
+        let tau = o.motion.rangeErrorCorrelationSeconds
+        guard tau > 0 else { return 1 }
+        let interval = max(meanRangeInterval ?? o.sensors.minimumFusionInterval, o.sensors.minimumFusionInterval, 1e-3)
+        let rho = exp(-interval / tau)
+        return (1 - rho) / (1 + rho)
     }
 
     /// Learns the range noise of an object that may move: a radio noisier than

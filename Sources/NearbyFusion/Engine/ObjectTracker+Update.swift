@@ -168,20 +168,13 @@ extension ObjectTracker {
     ///   direction — fixed-size and allocation-free.
     mutating func fuse(range: Double?, direction: Vector3?, at t: Double,
                                pose: DevicePose, antennaInWorld a: Vector3, context: Context, options o: FusionOptions) {
-        var entry = WindowEntry(range: range, direction: direction, pose: pose, antennaInWorld: a,
+        let entry = WindowEntry(range: range, direction: direction, pose: pose, antennaInWorld: a,
                                 capabilities: context.capabilities, options: o, timestamp: t)
         // An object no direction reaches (Channel Sounding, or a device without direction
         // finding) cannot be followed while it moves: ranges alone leave its bearing free.
         // While the app says it moves, nothing is fused (its ranges, smoothed, are published:
         // `DistanceSmoother`); when the app says it stopped, it is acquired afresh.
         let directionless = !(context.capabilities.supportsDirectionMeasurement && ranging == .uwb)
-        // Lasting range errors of a walker's batch (``FusionOptions/Motion/rangeErrorCorrelationSeconds``):
-        // the entry counts `(1 − ρ)/(1 + ρ)`, `ρ = e^{−Δt/τ}`.
-        let tau = o.motion.rangeErrorCorrelationSeconds
-        if tau > 0, mayMove, directionless, let last = lastPredictionTime {
-            let rho = exp(-max(t - last, 0) / tau)
-            entry.multiplicity = (1 - rho) / (1 + rho)
-        }
         if directionless && motionHint == .moving {
             if phase != .idle { dropWhileCarried(at: t) }
             return

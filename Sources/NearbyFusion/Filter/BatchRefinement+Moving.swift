@@ -217,7 +217,7 @@ extension BatchRefinement {
         }
         let prior = movingPrior(position: x, velocity: v, anchor: p.now, start: p.start, priorInformation: priorInformation,
                                 priorMean: priorMean, velocityInformation: p.velocityInformation)
-        return (prior.equations.adding(m, scaledBy: 1), prior.cost - m.logLikelihood, m, missing)
+        return (prior.equations.adding(m, scaledBy: p.informationScale), prior.cost - p.informationScale * m.logLikelihood, m, missing)
     }
 }
 
@@ -347,12 +347,15 @@ extension BatchRefinement {
     ///   - start: when the acquisition began, seconds (the tile priors hold then).
     ///   - o: the noise, outlier, velocity-prior and memory settings.
     ///   - addedVariance: m², added to each position covariance (VIO drift over the window).
+    ///   - informationScale: `κ` in (0, 1], what every measurement term counts: the window's
+    ///     sums enter the cost as `κ Σ …` (errors that last; see the Derivations article,
+    ///     "Errors that last"). The kept models hold their sums without it.
     ///
     /// - Returns: how many times the whole window was linearised, as
     ///   ``refine(_:window:options:addedVariance:)`` counts them.
     @discardableResult
     public static func refineMoving(_ mixture: inout PositionMixture, window: MeasurementWindow, now: Double, start: Double,
-                                    options o: FusionOptions, addedVariance: Double = 0) -> Int {
+                                    options o: FusionOptions, addedVariance: Double = 0, informationScale: Double = 1) -> Int {
         var passes = 0
         withUnsafeMutablePointer(to: &passes) { counter in
             var k = Constants(o)
@@ -363,7 +366,8 @@ extension BatchRefinement {
                 for (j, e) in window.entries.enumerated() { faded[j] = e.multiplicity * exp(-(now - e.timestamp) * k.inverseMemory) }
                 let problem = MovingProblem(window: window, now: now, start: start, k: k, velocityInformation: 1 / (sigmaV * sigmaV),
                                             logVelocityPriorNormaliser: -0.5 * 3 * log(2 * .pi * sigmaV * sigmaV),
-                                            addedVariance: max(addedVariance, 0), fadedWeights: UnsafeBufferPointer(faded))
+                                            addedVariance: max(addedVariance, 0), fadedWeights: UnsafeBufferPointer(faded),
+                                            informationScale: informationScale.isFinite ? min(max(informationScale, 1e-3), 1) : 1)
                 refineMoving(&mixture, problem: problem)
             }
         }
@@ -399,6 +403,9 @@ extension BatchRefinement {
         let addedVariance: Double
         /// Each window entry's weight at `now`, `m_k exp(−(now − t_k)/T)`.
         let fadedWeights: UnsafeBufferPointer<Double>
+        /// `κ`: what every measurement term counts (`fadedWeights` and the kept models hold
+        /// the terms without it).
+        let informationScale: Double
     }
 
     /// Re-solves a hypothesis from its last solution (the Gauss–Newton of
@@ -535,7 +542,7 @@ extension BatchRefinement {
         while true {
             let prior = movingPrior(position: model.position, velocity: model.velocity, anchor: model.anchorTime, start: start,
                                     priorInformation: priorInformation, priorMean: priorMean, velocityInformation: velocityInformation)
-            let d = exp(-max(now - model.anchorTime, 0) * k.inverseMemory)
+            let d = exp(-max(now - model.anchorTime, 0) * k.inverseMemory) * p.informationScale
             let total = prior.equations.adding(model.measurements, scaledBy: d)
             let cost = prior.cost - d * model.measurements.logLikelihood
             guard var solution = total.solve(), solution.dx.isFinite, solution.dv.isFinite else { return nil }

@@ -49,11 +49,11 @@ extension FusionOptions {
         /// cautious. 20 s keeps both honest (`accuracy --scenario distance-only-walking-peer
         /// --scenario distance-only-turning-peer` shows their NEES). 0 disables the fading.
         public var movingBatchMemory: Double = 20
-        /// The correlation time `τ`, seconds, of the range errors of an object that may move and
-        /// that no direction reaches (a peer ranged from a device without direction finding),
-        /// whose batch over position and velocity is its estimator: each of its ranges counts
-        /// `(1 − ρ)/(1 + ρ)` times in the batch, `ρ = e^{−Δt/τ}`, `Δt` the seconds since the
-        /// object's previous fused update. That is what `n` ranges spaced `Δt` apart tell of a
+        /// The correlation time `τ`, seconds, of the range errors of an object that may move while
+        /// its batch over position and velocity is its estimator (a peer ranged from a device
+        /// without direction finding, or any walker before a direction reaches it): every term
+        /// of that batch counts `(1 − ρ)/(1 + ρ)`, `ρ = e^{−Δt/τ}`, `Δt` the object's mean
+        /// interval between fused ranges. That is what `n` ranges spaced `Δt` apart tell of a
         /// level when their errors are a first-order autoregressive process with that `ρ`:
         /// `n (1 − ρ)/(1 + ρ)` independent ranges' worth. The estimates hardly move; the covariance
         /// and the evidence between hypotheses stop counting one lasting error as many.
@@ -63,7 +63,7 @@ extension FusionOptions {
         /// 0.81 at 1 s, 0.53 at 2 s; the simulator's `RadioModel.walkingPeerPhoneToPhone`):
         /// weighed as independent, its batch claims centimetres across the line of sight where
         /// it is decimetres off (`accuracy --scenario peer-uwb-both-walking`: mean NEES far above
-        /// 3), and 1 s brings it into the χ² band. The weighting is conservative: it discounts what
+        /// 3), and 1 s brings it to about 3 (`--range-error-correlation 1`). The weighting is conservative: it discounts what
         /// lasting errors do tell, the range's change from one update to the next, as much as
         /// their level, so the profile's own 2.5 s makes the estimate cautious.
         public var rangeErrorCorrelationSeconds: Double = 0
