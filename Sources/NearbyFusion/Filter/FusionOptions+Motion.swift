@@ -61,11 +61,14 @@ extension FusionOptions {
         /// 0 (the default) weighs every range as an independent draw, as the simulated peers'
         /// radios are. Phone-to-phone UWB while both walk keeps its errors for seconds (correlated
         /// 0.81 at 1 s, 0.53 at 2 s; the simulator's `RadioModel.walkingPeerPhoneToPhone`):
-        /// weighed as independent, its batch claims centimetres across the line of sight where
-        /// it is decimetres off (`accuracy --scenario peer-uwb-both-walking`: mean NEES far above
-        /// 3), and 1 s brings it to about 3 (`--range-error-correlation 1`). The weighting is conservative: it discounts what
-        /// lasting errors do tell, the range's change from one update to the next, as much as
-        /// their level, so the profile's own 2.5 s makes the estimate cautious.
+        /// weighed as independent, its batch claims a small fraction of its errors
+        /// (`accuracy --scenario peer-uwb-both-walking`: mean NEES far above 3), and 1 s brings
+        /// it to about 3 (`--range-error-correlation 1`). Not all of that is the errors' doing:
+        /// the walker there also turns, which the batch's constant velocity does not explain,
+        /// and discounting every term widens the covariance whatever made it too narrow. The
+        /// weighting is conservative: it discounts what lasting errors do tell, the range's change
+        /// from one update to the next, as much as their level, so the profile's own 2.5 s makes
+        /// the estimate cautious.
         public var rangeErrorCorrelationSeconds: Double = 0
         /// Standard deviation of the velocity of an object that starts to move, m/s (the
         /// stationary model's velocity prior, handed to the moving model when they mix).
