@@ -30,7 +30,7 @@ struct EngineOptions: ParsableArguments {
     @Option(help: ArgumentHelp("How far an acquisition hypothesis's solution may move before its window is linearised afresh, as the fraction of the range σ its curvature over the step may reach; within it each update only adds its own terms. 0 re-solves every hypothesis from the whole window at every update (the exact batch, slower). See FusionOptions.acquisition.relinearisationTolerance.", valueName: "FRACTION"))
     var relinearisation = FusionOptions().acquisition.relinearisationTolerance
 
-    @Flag(help: "Step a still object's acquisition batch by Newton's method (the ranges' curvature included) instead of Gauss–Newton: UWB acquisition about one and a half times faster, its outputs a little different. See FusionOptions.acquisition.stillBatchNewtonSteps.")
+    @Flag(help: "Step a still object's acquisition batch by Newton's method (the ranges' curvature included) instead of Gauss–Newton: UWB acquisition linearises its window about a quarter less often, its outputs a little different. See FusionOptions.acquisition.stillBatchNewtonSteps.")
     var stillBatchNewton = false
 
     @Option(help: ArgumentHelp("The bearing σ, degrees, at which a Bluetooth Channel Sounding object's horizontalAngle is published and its horizontal sweep judged enough (10 by default). A larger one gives an earlier, rougher angle (compare with accuracy --scenario cs-coached-step --cs-angle-threshold 14). See FusionOptions.channelSounding.angleThreshold.", valueName: "DEGREES"))

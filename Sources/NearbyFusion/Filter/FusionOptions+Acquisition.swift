@@ -84,7 +84,7 @@ extension FusionOptions {
         /// and keeps its model's minimum there (`BatchRefinement.newtonStep(_:k:)`). A kept model
         /// is still rebuilt until Gauss–Newton's own step lies within reach too, so its point is
         /// as close to the minimum as without the option; Newton's steps only get it there in
-        /// fewer relinearisations, and UWB acquisitions run about one and a half times faster.
+        /// fewer relinearisations: a UWB acquisition linearises its window about a quarter less often (`bench` counts it).
         /// Off by default: the published outputs differ from Gauss–Newton's, in both directions,
         /// by about as much as one seed differs from the next — `accuracy`, `evaluate` and
         /// `bench` with `--still-batch-newton` compare the two. The covariance and the evidence
