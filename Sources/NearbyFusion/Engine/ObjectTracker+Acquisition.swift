@@ -37,7 +37,7 @@ extension ObjectTracker {
         return entry.hasRange && bankExplains(entry.rangeMetres, from: entry.antennaInWorld, options: o)
     }
 
-    /// What every measurement term of the moving batch counts when its range errors last
+    /// What every residual of the moving batch counts when its range errors last
     /// (``FusionOptions/Motion/rangeErrorCorrelationSeconds`` `τ` > 0): `κ = (1 − ρ)/(1 + ρ)`,
     /// `ρ = e^{−Δt/τ}`, `Δt` the object's mean interval between fused ranges (`meanRangeInterval`,
     /// at least ``FusionOptions/Sensors/minimumFusionInterval``); 1 otherwise.

@@ -347,9 +347,10 @@ extension BatchRefinement {
     ///   - start: when the acquisition began, seconds (the tile priors hold then).
     ///   - o: the noise, outlier, velocity-prior and memory settings.
     ///   - addedVariance: m², added to each position covariance (VIO drift over the window).
-    ///   - informationScale: `κ` in (0, 1], what every measurement term counts: the window's
-    ///     sums enter the cost as `κ Σ …` (errors that last; see the Derivations article,
-    ///     "Errors that last"). The kept models hold their sums without it.
+    ///   - informationScale: `κ` in (0, 1], what every residual counts: the window's sums enter
+    ///     the cost as `κ Σ …` (errors that last; see the Derivations article, "Errors that
+    ///     last"); the missing directions' evidence is left whole. The kept models hold their
+    ///     sums without it.
     ///
     /// - Returns: how many times the whole window was linearised, as
     ///   ``refine(_:window:options:addedVariance:)`` counts them.

@@ -51,12 +51,14 @@ extension FusionOptions {
         public var movingBatchMemory: Double = 20
         /// The correlation time `τ`, seconds, of the range errors of an object that may move while
         /// its batch over position and velocity is its estimator (a peer ranged from a device
-        /// without direction finding, or any walker before a direction reaches it): every term
+        /// without direction finding, or any walker before a direction reaches it): every residual
         /// of that batch counts `(1 − ρ)/(1 + ρ)`, `ρ = e^{−Δt/τ}`, `Δt` the object's mean
         /// interval between fused ranges. That is what `n` ranges spaced `Δt` apart tell of a
         /// level when their errors are a first-order autoregressive process with that `ρ`:
         /// `n (1 − ρ)/(1 + ρ)` independent ranges' worth. The estimates hardly move; the covariance
-        /// and the evidence between hypotheses stop counting one lasting error as many.
+        /// and the evidence between hypotheses stop counting one lasting error as many. (The
+        /// evidence of directions the radio did not give, which says where the antenna's cone is
+        /// and nothing of the range errors, is left whole.)
         ///
         /// 0 (the default) weighs every range as an independent draw, as the simulated peers'
         /// radios are. Phone-to-phone UWB while both walk keeps its errors for seconds (correlated
