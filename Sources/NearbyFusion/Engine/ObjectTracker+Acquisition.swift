@@ -176,11 +176,20 @@ extension ObjectTracker {
     }
 
     /// Whether a hypothesis holding at least 1 % of the weight explains a range `r` measured
-    /// from `a` within its gate.
-    func bankExplains(_ r: Double, from a: Vector3, options o: FusionOptions) -> Bool {
+    /// from `a` within its gate, or, with `excess` (metres) > 0, as a range long by a multipath
+    /// excess of at most `excess` (``RangeErrorDensity``'s one-sided term): `r − excess` within
+    /// the gate, or `r` between the hypothesis's distance and that distance plus `excess`.
+    func bankExplains(_ r: Double, from a: Vector3, options o: FusionOptions, longBy excess: Double = 0) -> Bool {
         let model = o.rangeModel(from: a, measured: r)
         for h in mixture.hypotheses where h.logWeight > log(0.01) {
             if model.normalizedInnovationSquared(r, at: h.meanInWorld, covariance: h.covariance) <= o.gating.rangeGate {
+                return true
+            }
+            guard excess > 0 else { continue }
+            let long = r - (h.meanInWorld - a).length
+            if long > 0 && long <= excess { return true }
+            if long > excess,
+               model.normalizedInnovationSquared(r - excess, at: h.meanInWorld, covariance: h.covariance) <= o.gating.rangeGate {
                 return true
             }
         }

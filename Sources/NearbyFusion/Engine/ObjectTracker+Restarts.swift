@@ -83,6 +83,20 @@ extension ObjectTracker {
         initialise(rangeMetres: r ?? entry.rangeMetres, at: t, pose: pose, antennaInWorld: entry.antennaInWorld, context: context)
     }
 
+    /// The path the device travelled, metres, since the `count`-th latest range in the window
+    /// (counting this update's, which is not stored yet, as the first): the whole window's
+    /// path when it holds fewer.
+    func pathOverLastRanges(_ count: Int, pathLength now: Double) -> Double {
+        var seen = 1
+        var earliest = now
+        for e in window.entries.reversed() where e.hasRange {
+            earliest = e.pathLengthMetres
+            seen += 1
+            if seen == count { break }
+        }
+        return max(now - earliest, 0)
+    }
+
     /// The median of the run's last (up to five; a restart always has five) rejected ranges,
     /// metres: where a restart tiles the range sphere. The tiles' priors hold their range as a Gaussian with the
     /// range's σ, and the batch starts from them, so a sphere tiled on a multipath range — the
@@ -121,13 +135,16 @@ extension ObjectTracker {
     ///     long, a multipath burst's maybe).
     ///   - range: the range, metres, measured from the entry's antenna, that the re-solved bank
     ///     must explain (the tiled median, or the entry's own range).
-    mutating func retile(from entry: WindowEntry, radiusMetres: Double, explaining range: Double, pose: DevicePose,
-                                 pathLength: Double, options o: FusionOptions) -> Bool {
+    ///   - excess: how much longer than the bank's distance the range may read and still be
+    ///     explained, metres (``bankExplains(_:from:options:longBy:)``): the radio's largest
+    ///     multipath excess after ranges that ran long, 0 otherwise.
+    mutating func retile(from entry: WindowEntry, radiusMetres: Double, explaining range: Double, longBy excess: Double = 0,
+                         pose: DevicePose, pathLength: Double, options o: FusionOptions) -> Bool {
         // This range is not added to the window: tiled on it, the new tiles' priors hold it (as
         // a first range is held); tiled at the bank's distance, it is one of the long ones.
         retile(radiusMetres: radiusMetres, antennaInWorld: entry.antennaInWorld, at: entry.timestamp, pose: pose,
                pathLength: pathLength, options: o)
-        return bankExplains(range, from: entry.antennaInWorld, options: o)
+        return bankExplains(range, from: entry.antennaInWorld, options: o, longBy: excess)
     }
 
     /// Tiles the sphere of `radiusMetres` around the antenna `a` (world frame, metres) afresh,

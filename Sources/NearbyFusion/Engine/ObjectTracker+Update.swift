@@ -196,14 +196,29 @@ extension ObjectTracker {
                 // bank that does not explain this range does at once, see `retile`). Clearing the window
                 // on every long trend threw away the sweeps and the step that had located the
                 // tag: 6 of 50 `cs-coached-step` runs ended without an angle, 2 now.
-                if phase == .acquiring, !mayMove, probationRangesLeft == 0, RestartTests.median(restarts.rangeTrend) > 0 {
-                    window.removeLatest(ranges: restarts.rangeTrend.scalarCount - 1)
-                    if retile(from: entry, radiusMetres: fusedDistance(from: a), explaining: entry.rangeMetres, pose: pose,
-                              pathLength: context.pathLength,
-                              options: o) {
-                        probationRangesLeft = o.channelSounding.probationRanges
-                        restarts.rangeTrendCount = 0
-                        return
+                // While the user sweeps or steps in place (at most
+                // ``FusionOptions/ChannelSounding/inPlaceTrendPathMetres`` over the trend), the
+                // re-solved bank explains this range as the radio's density does — up to the
+                // largest multipath excess long —, and ranges that ran *short* are re-solved too:
+                // no multipath shortens a range, but a bank that an earlier burst pulled long
+                // reads a still tag's true ranges as short. Those ranges are kept, and the same
+                // probation and check apply: a tag brought closer leaves a re-solved bank that
+                // the window's old ranges hold where it was, which does not explain this range,
+                // and the acquisition starts afresh. (`cs-far` lost 4 of its 6 angles behind the
+                // exact posterior's to restarts that cleared the window.)
+                if phase == .acquiring, !mayMove, probationRangesLeft == 0 {
+                    let runsLong = RestartTests.median(restarts.rangeTrend) > 0
+                    let inPlace = pathOverLastRanges(8, pathLength: context.pathLength) <= o.channelSounding.inPlaceTrendPathMetres
+                    if runsLong || inPlace {
+                        if runsLong { window.removeLatest(ranges: restarts.rangeTrend.scalarCount - 1) }
+                        let excess = runsLong && inPlace && o.gating.rangeMultipathProbability > 0
+                            ? max(o.gating.rangeMultipathMaximumExcess, 0) : 0
+                        if retile(from: entry, radiusMetres: fusedDistance(from: a), explaining: entry.rangeMetres, longBy: excess,
+                                  pose: pose, pathLength: context.pathLength, options: o) {
+                            probationRangesLeft = o.channelSounding.probationRanges
+                            restarts.rangeTrendCount = 0
+                            return
+                        }
                     }
                 }
                 startOver(from: entry, at: t, pose: pose, context: context)

@@ -56,6 +56,18 @@ extension FusionOptions {
         /// it afresh. Ten: the trend test needs eight ranges to fire, so a tag still being carried
         /// away is caught before its old place is shown.
         public var probationRanges: Int = 10
+        /// The longest path, metres, the device may travel over the eight ranges of a trend
+        /// (`ObjectTracker.movedAwayFromItsRanges`) for a still accessory being acquired to be
+        /// re-solved from its window rather than acquired afresh, when its ranges ran *short*,
+        /// and for a range that ran long to count as explained by the radio's multipath
+        /// excess. Within it the user sweeps or steps in place, and a trend is a burst or a
+        /// bank that an earlier one pulled long: the window that located the tag is kept.
+        /// Beyond it the user walks, and ranges taken metres apart disagree through the
+        /// radio's errors that grow with distance (a real estimator's scale error, a phase
+        /// estimator's long bias): held together in one window they make a confident wrong
+        /// place (`cs-phase-walk`'s mean NEES doubled without this bound), and the
+        /// acquisition starts afresh as before. 2 m: a step and a sweep, not a walk.
+        public var inPlaceTrendPathMetres: Double = 2
         /// A Channel Sounding object whose ranges run *short*: at least
         /// ``approachRangeCount`` of its last ``approachRangeWindow`` normalised innovations
         /// `ν/√s` below −``approachThreshold`` publish no angle and no `worldTransform` until they
