@@ -204,8 +204,7 @@ extension ObjectTracker {
                 // reads a still tag's true ranges as short. Those ranges are kept, and the same
                 // probation and check apply: a tag brought closer leaves a re-solved bank that
                 // the window's old ranges hold where it was, which does not explain this range,
-                // and the acquisition starts afresh. (`cs-far` lost 4 of its 6 angles behind the
-                // exact posterior's to restarts that cleared the window.)
+                // and the acquisition starts afresh.
                 if phase == .acquiring, !mayMove, probationRangesLeft == 0 {
                     let runsLong = RestartTests.median(restarts.rangeTrend) > 0
                     let inPlace = pathOverLastRanges(8, pathLength: context.pathLength) <= o.channelSounding.inPlaceTrendPathMetres

@@ -65,8 +65,7 @@ extension FusionOptions {
         /// Beyond it the user walks, and ranges taken metres apart disagree through the
         /// radio's errors that grow with distance (a real estimator's scale error, a phase
         /// estimator's long bias): held together in one window they make a confident wrong
-        /// place (`cs-phase-walk`'s mean NEES doubled without this bound), and the
-        /// acquisition starts afresh as before. 2 m: a step and a sweep, not a walk.
+        /// place, so the acquisition starts afresh. 2 m: a step and a sweep, not a walk.
         public var inPlaceTrendPathMetres: Double = 2
         /// A Channel Sounding object whose ranges run *short*: at least
         /// ``approachRangeCount`` of its last ``approachRangeWindow`` normalised innovations

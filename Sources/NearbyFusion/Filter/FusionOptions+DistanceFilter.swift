@@ -38,8 +38,8 @@ extension FusionOptions {
         /// its own lag, not the radio's — and allowing for it there feeds on itself: a larger
         /// φ trusts the ranges less, the filter follows later and its innovations correlate
         /// more. Without camera assistance, where the filter's distance is published alone, a
-        /// walk toward an inverse-FFT tag and back was published with a p95 error above the
-        /// raw ranges' when this bound was 0.8.
+        /// bound of 0.8 lets a walk toward an inverse-FFT tag and back be published with a p95
+        /// error above the raw ranges'.
         public var maximumErrorCorrelation: Double = 0.4
         /// How long after the last fused range, seconds, the object's own radial rate `u` still
         /// moves the published distance while the estimate gives a reference. Through a longer
