@@ -85,8 +85,10 @@ extension ObjectTracker {
 
     /// The path the device travelled, metres, since the `count`-th latest range in the window
     /// (counting this update's, which is not stored yet, as the first): the whole window's
-    /// path when it holds fewer.
-    func pathOverLastRanges(_ count: Int, pathLength now: Double) -> Double {
+    /// path when it holds fewer. `pathLength` is the session's; the window's entries hold theirs
+    /// from the acquisition's start (`acquire`), so both are read from there.
+    func pathOverLastRanges(_ count: Int, pathLength: Double) -> Double {
+        let now = pathLength - pathLengthAtInitialisation
         var seen = 1
         var earliest = now
         for e in window.entries.reversed() where e.hasRange {
