@@ -268,10 +268,10 @@ extension BatchRefinement {
     /// nats per update, and a falling weight widens the reach it is judged by (the tolerance
     /// scales with `√(0.01/w)`). Re-solved after every two nats of decline, a hypothesis is
     /// pruned only on the word of fresh solutions. Without it, a peer ranged without
-    /// directions and acquired afresh 21 m away after it turned lost the hypothesis next to it
-    /// in three updates and settled on the mirror side, 35 m off with a covariance of 2 m
-    /// (`peer-uwb-friend-walking` seed 94: final NEES 155,000; the exact batch and this rule
-    /// end that run at 2.7 and 2.2).
+    /// directions and acquired afresh far away after it turned can lose the hypothesis next to
+    /// it within a few updates and settle on the mirror side with a covariance of metres; with
+    /// it, the run ends as the exact batch (`--relinearisation 0`) ends it
+    /// (`accuracy --scenario peer-uwb-friend-walking --first-seed 94 --seeds 1`).
     public static let weightFallBeforeResolving = 2.0
 
     /// An empty model (the hypothesis is solved in full at its next refinement).
