@@ -36,6 +36,9 @@ struct EngineOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The bearing σ, degrees, at which a Bluetooth Channel Sounding object's horizontalAngle is published and its horizontal sweep judged enough (10 by default). A larger one gives an earlier, rougher angle (compare with accuracy --scenario cs-coached-step --cs-angle-threshold 14). See FusionOptions.channelSounding.angleThreshold.", valueName: "DEGREES"))
     var csAngleThreshold: Double?
 
+    @Option(help: ArgumentHelp("The σ of the range bias a Bluetooth Channel Sounding radio may carry, as a fraction of the object's distance, considered in the covariance (0.025 by default; --range-bias applies instead where it is larger). 0 takes its ranges as unbiased (compare with accuracy --scenario cs-ifft-walk --cs-range-bias-fraction 0). See FusionOptions.channelSounding.rangeBiasFractionOfDistance.", valueName: "FRACTION"))
+    var csRangeBiasFraction = FusionOptions().channelSounding.rangeBiasFractionOfDistance
+
     @Option(help: ArgumentHelp("The speed, m/s, at which an accessory no direction reaches (a Channel Sounding tag) is taken to be carried while the app says it moves: its fresh acquisition, once it stops, starts from where it was, widened by that speed times the time it moved. 0 acquires it afresh with no prior. See FusionOptions.carry.speed.", valueName: "M/S"))
     var carrySpeed = FusionOptions().carry.speed
 
@@ -60,6 +63,7 @@ struct EngineOptions: ParsableArguments {
         guard fusionInterval.isFinite, fusionInterval >= 0 else { throw ValidationError("--fusion-interval must be a number of seconds, 0 or more") }
         guard carrySpeed.isFinite, carrySpeed >= 0 else { throw ValidationError("--carry-speed must be a speed in m/s, 0 or more") }
         if let t = csAngleThreshold, !(t.isFinite && t > 0 && t <= 45) { throw ValidationError("--cs-angle-threshold must be a number of degrees above 0 and at most 45") }
+        guard csRangeBiasFraction.isFinite, csRangeBiasFraction >= 0 else { throw ValidationError("--cs-range-bias-fraction must be a fraction of the distance, 0 or more") }
     }
 
     var fusionOptions: FusionOptions {
@@ -78,6 +82,7 @@ struct EngineOptions: ParsableArguments {
         o.coaching.guidanceInterval = guidanceInterval
         o.coaching.guidanceOutput = MotionGuidance.Output(rawValue: guidanceOutput) ?? .horizontalAngle
         if let t = csAngleThreshold { o.channelSounding.angleThreshold = Angle.radians(degrees: t) }
+        o.channelSounding.rangeBiasFractionOfDistance = csRangeBiasFraction
         return o
     }
 }

@@ -215,20 +215,27 @@ extension ObjectTracker {
         mixture.pruneAndMerge(minimumWeight: o.acquisition.acquisitionPruneWeight, mergeDistanceSquared: 0)
         if mayMove && directionless { return }
         let resolved = coaching.previousResolution
-        if resolved.horizontal && resolved.vertical, let cluster = mixture.dominantCluster(mahalanobisSquared: 9),
-           cluster.weight > 0.99 {
+        let biasVariance = o.sensors.rangeBiasStandardDeviation * o.sensors.rangeBiasStandardDeviation
+        if resolved.horizontal && resolved.vertical,
+           let cluster = mixture.dominantCluster(mahalanobisSquared: 9, consideredBiasVariance: biasVariance), cluster.weight > 0.99 {
             let c = cluster.merged
             // An object that may move hands its batch's velocity to the motion model.
             let kinematics = mayMove
                 ? KinematicGaussian(positionInWorld: c.meanInWorld, velocityInWorld: c.velocityInWorld, positionCovariance: c.covariance,
                                     crossCovariance: c.positionVelocityCovariance, velocityCovariance: c.velocityCovariance)
                 : nil
-            startTracking(meanInWorld: c.meanInWorld, covariance: c.covariance, options: o, kinematics: kinematics)
-            // A considered range bias stays after the hand-over (``FusionOptions/Sensors/rangeBiasStandardDeviation``):
-            // the IMM weighs every range as independent, and a bias does not average out.
-            considersRangeBias = o.sensors.rangeBiasStandardDeviation > 0
-            consideredCovariance = o.sensors.rangeBiasStandardDeviation * o.sensors.rangeBiasStandardDeviation
-                * Matrix3.outer(c.rangeBiasSensitivity, c.rangeBiasSensitivity)
+            // A considered range bias (``FusionOptions/Sensors/rangeBiasStandardDeviation``) stays
+            // beside the tracking filter, not in it: `σ_β² s sᵀ` is no uncertainty the next
+            // ranges reduce, and in the IMM's covariance it would let a tag carried away be
+            // followed along its ranges, as if they told where a still tag lies, instead of
+            // being caught by its rejected ranges. The outputs read the IMM's covariance plus it.
+            let considered = biasVariance * Matrix3.outer(c.rangeBiasSensitivity, c.rangeBiasSensitivity)
+            let tracked = (c.covariance - considered).symmetrized
+            let withoutBias = tracked.isPositiveDefinite
+            startTracking(meanInWorld: c.meanInWorld, covariance: withoutBias ? tracked : c.covariance, options: o, kinematics: kinematics)
+            considersRangeBias = withoutBias && o.sensors.rangeBiasStandardDeviation > 0
+            consideredCovariance = considersRangeBias ? considered : .zero
+            mixture.reset(meanInWorld: c.meanInWorld, covariance: c.covariance)
         }
     }
 

@@ -43,9 +43,16 @@ extension ObjectTracker {
         guard !mixture.isEmpty else { return false }
         let model = o.rangeModel(from: entry.antennaInWorld, measured: entry.rangeMetres)
         var nu = 0.0
+        // Without the considered range bias: a constant bias moved the solution, and shows in
+        // no trend of its ranges.
+        let bias = o.sensors.rangeBiasStandardDeviation * o.sensors.rangeBiasStandardDeviation
+        let tracked = phase == .tracking && considersRangeBias
         for h in mixture.hypotheses {
             let w = mixture.count == 1 ? 1 : exp(h.logWeight)
-            nu += w * model.normalizedInnovation(entry.rangeMetres, at: h.meanInWorld, covariance: h.covariance)
+            // (A tracked object's one hypothesis carries the share handed over, `consideredCovariance`.)
+            let covariance = tracked ? (h.covariance - consideredCovariance).symmetrized : h.estimatedCovariance(consideredBiasVariance: bias)
+            nu += w * model.normalizedInnovation(entry.rangeMetres, at: h.meanInWorld,
+                                                 covariance: covariance.isPositiveDefinite ? covariance : h.covariance)
         }
         guard nu.isFinite else { return false }
         return restarts.rangesTrendAway(adding: nu, options: o)

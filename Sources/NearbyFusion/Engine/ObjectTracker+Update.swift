@@ -104,7 +104,9 @@ extension ObjectTracker {
         if devicePose.tracking == .normal, !(sinceFused >= 0 && sinceFused < options.sensors.minimumFusionInterval),
            fusedDistance != nil || rawDistance == nil || rawDirection != nil {
             lastFusionTime = t
-            if rangeNoiseLevel == 0 {
+            if ranging == .bluetoothChannelSounding {
+                fuseChannelSounding(range: fusedDistance, at: t, pose: devicePose, antennaInWorld: antennaInWorld, context: context)
+            } else if rangeNoiseLevel == 0 {
                 fuse(range: fusedDistance, direction: rawDirection, at: t, pose: devicePose, antennaInWorld: antennaInWorld,
                      context: context, options: options)
             } else {
@@ -127,6 +129,18 @@ extension ObjectTracker {
                                             antennaInWorld: Vector3, context: Context) {
         fuse(range: range, direction: direction, at: t, pose: pose, antennaInWorld: antennaInWorld, context: context,
              options: withLearnedRangeNoise(context.options))
+    }
+
+    /// `fuse` for a Channel Sounding object: with its learned range noise, and the range bias it
+    /// considers at its distance (``FusionOptions/withChannelSoundingRangeBias(distanceMetres:)``:
+    /// the fused distance from `antennaInWorld`, or `range` before there is an estimate).
+    /// Out of line: a UWB update never pays for the options' copy.
+    @inline(never)
+    mutating func fuseChannelSounding(range: Double?, at t: Double, pose: DevicePose, antennaInWorld: Vector3, context: Context) {
+        let base = rangeNoiseLevel == 0 ? context.options : withLearnedRangeNoise(context.options)
+        let distance = mixture.isEmpty ? (range ?? 0) : fusedDistance(from: antennaInWorld)
+        fuse(range: range, direction: nil, at: t, pose: pose, antennaInWorld: antennaInWorld, context: context,
+             options: base.withChannelSoundingRangeBias(distanceMetres: distance))
     }
 
     /// A Channel Sounding object's published distance, with its reference the estimate's fused

@@ -15,6 +15,23 @@ extension FusionOptions {
         /// weighed independently, 3.84 with the multipath burst chain,
         /// ``multipathBurstSeconds``).
         public var rangeStandardDeviation: Double = 0.38
+        /// σ of the range bias a Channel Sounding radio may carry, as a fraction of the
+        /// object's distance: a Channel Sounding object considers a common bias of σ
+        /// `f · d` in every refinement and update (``FusionOptions/Sensors/rangeBiasStandardDeviation``,
+        /// whose value applies instead where it is larger), `d` its fused distance in metres
+        /// (its range before it has an estimate).
+        ///
+        /// Channel Sounding ranges are not calibrated the way a phone's UWB is. Measured board
+        /// to board, an inverse-FFT estimator reads about 2.7 % of the distance short
+        /// (0.1–1.2 m at 5–45 m), a phase-slope one 0.9–5 m long, a round-trip-time one
+        /// without bias. Weighed as unbiased, the ranges of a walk toward such a radio put the tag
+        /// decimetres to metres off with a covariance that claims a fraction of that; the share
+        /// of the position a common bias moves is considered instead (`σ_β² s sᵀ`, the
+        /// Derivations article, "A range bias, considered"). A bias that grows with the distance
+        /// costs a tag swept at arm's length little. 0.025: compare the mean NEES of
+        /// `accuracy --scenario cs-ifft-walk --scenario cs-phase-walk --seeds 50` with and
+        /// without `--cs-range-bias-fraction 0`. 0 takes the ranges as unbiased.
+        public var rangeBiasFractionOfDistance: Double = 0.025
         /// Probability of a gross outlier among Channel Sounding ranges (a failed phase
         /// unwrapping, a ghost path), uniform over ``FusionOptions/Gating/rangeOutlierSpan``: the insurance that keeps
         /// one such range from wiping out a hypothesis, and softens the edge of the multipath term

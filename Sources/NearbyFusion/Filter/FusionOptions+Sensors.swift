@@ -54,8 +54,10 @@ extension FusionOptions {
         /// the share it had when it was handed over. On such hardware 0.1 m brings the reported
         /// uncertainty in line with the errors without changing the angles (`evaluate
         /// --range-bias 0.1`); larger values make the coaching withhold `worldTransform` longer.
-        /// Not for the simulated radios, which have no bias: a considered one only makes them
-        /// cautious, and a watch's ranges alone then converge far later.
+        /// Not for the simulated UWB radios, which have no bias: a considered one only makes them
+        /// cautious, and a watch's ranges alone then converge far later. A Channel Sounding
+        /// object considers the larger of this and ``FusionOptions/ChannelSounding/rangeBiasFractionOfDistance``
+        /// times its distance.
         public var rangeBiasStandardDeviation: Double = 0
 
         public init() {}

@@ -27,6 +27,16 @@ import Foundation
     /// How far a common range bias of one metre moves this hypothesis's batch solution,
     /// metres per metre (``FusionOptions/Sensors/rangeBiasStandardDeviation``, `BatchRefinement`).
     public var rangeBiasSensitivity = Vector3.zero
+    /// The covariance without the considered range bias `σ_β² s sᵀ` (`consideredBiasVariance`
+    /// the bias's `σ_β²`, m²; `s` ``rangeBiasSensitivity``), m²: what the measurements leave
+    /// unknown about where this hypothesis lies, which a test of the next ranges against it
+    /// reads (a common bias moves the solution and its prediction of the ranges together).
+    /// ``covariance`` itself where the difference is not positive definite.
+    public func estimatedCovariance(consideredBiasVariance: Double) -> Matrix3 {
+        guard consideredBiasVariance > 0 else { return covariance }
+        let estimated = (covariance - consideredBiasVariance * Matrix3.outer(rangeBiasSensitivity, rangeBiasSensitivity)).symmetrized
+        return estimated.isPositiveDefinite ? estimated : covariance
+    }
     /// The unit vector from the antenna to this hypothesis's tile on the range sphere it was
     /// tiled on (zero when it was not tiled): a bias in that range moves the prior mean along it.
     public var priorRangeDirection = Vector3.zero
@@ -382,12 +392,16 @@ public struct MixtureMoments: Sendable, Hashable {
     /// `w₀ N(μ; μ₀, P₀) = w₀ₐ N(μ; μ₀ₐ, P₀ₐ) + w₀ᵦ N(μ; μ₀ᵦ, P₀ᵦ)`.
     /// The hypotheses within `Δμᵀ (P_best + Pᵢ)⁻¹ Δμ < mahalanobisSquared` of the heaviest,
     /// moment-matched into one, with their total weight; `nil` for an empty bank.
-    public func dominantCluster(mahalanobisSquared: Double) -> (merged: PositionHypothesis, weight: Double)? {
+    public func dominantCluster(mahalanobisSquared: Double, consideredBiasVariance: Double = 0) -> (merged: PositionHypothesis, weight: Double)? {
         guard let best = hypotheses.max(by: { $0.logWeight < $1.logWeight }) else { return nil }
         var merged: PositionHypothesis?
         for h in hypotheses {
             let d = h.meanInWorld - best.meanInWorld
-            guard let inverse = (h.covariance + best.covariance).inverse, inverse.quadraticForm(d) < mahalanobisSquared else { continue }
+            // The considered range bias moves every hypothesis with the same `β`: it does not
+            // make two of them the same place.
+            let sum = h.estimatedCovariance(consideredBiasVariance: consideredBiasVariance)
+                + best.estimatedCovariance(consideredBiasVariance: consideredBiasVariance)
+            guard let inverse = sum.inverse, inverse.quadraticForm(d) < mahalanobisSquared else { continue }
             merged = merged.map { Self.merged($0, h) } ?? h
         }
         guard let result = merged else { return nil }
