@@ -132,15 +132,15 @@ extension ObjectTracker {
     }
 
     /// `fuse` for a Channel Sounding object: with its learned range noise, and the range bias it
-    /// considers at its distance (``FusionOptions/withChannelSoundingRangeBias(distanceMetres:)``:
+    /// considers at its distance (``FusionOptions/considerChannelSoundingRangeBias(distanceMetres:)``:
     /// the fused distance from `antennaInWorld`, or `range` before there is an estimate).
     /// Out of line: a UWB update never pays for the options' copy.
     @inline(never)
     mutating func fuseChannelSounding(range: Double?, at t: Double, pose: DevicePose, antennaInWorld: Vector3, context: Context) {
-        let base = rangeNoiseLevel == 0 ? context.options : withLearnedRangeNoise(context.options)
-        let distance = mixture.isEmpty ? (range ?? 0) : fusedDistance(from: antennaInWorld)
-        fuse(range: range, direction: nil, at: t, pose: pose, antennaInWorld: antennaInWorld, context: context,
-             options: base.withChannelSoundingRangeBias(distanceMetres: distance))
+        var options = context.options
+        if rangeNoiseLevel != 0 { applyLearnedRangeNoise(to: &options) }
+        options.considerChannelSoundingRangeBias(distanceMetres: mixture.isEmpty ? (range ?? 0) : fusedDistance(from: antennaInWorld))
+        fuse(range: range, direction: nil, at: t, pose: pose, antennaInWorld: antennaInWorld, context: context, options: options)
     }
 
     /// A Channel Sounding object's published distance, with its reference the estimate's fused
@@ -158,8 +158,13 @@ extension ObjectTracker {
     /// times `√(2^level)` (`rangeNoiseLevel`).
     func withLearnedRangeNoise(_ o: FusionOptions) -> FusionOptions {
         var learned = o
-        learned.sensors.rangeStandardDeviation *= rangeVarianceScale.squareRoot()
+        applyLearnedRangeNoise(to: &learned)
         return learned
+    }
+
+    /// ``withLearnedRangeNoise(_:)`` in place.
+    func applyLearnedRangeNoise(to o: inout FusionOptions) {
+        o.sensors.rangeStandardDeviation *= rangeVarianceScale.squareRoot()
     }
 
     /// Whether a usable range `r` (metres) is a stale repeat — the last range passed on

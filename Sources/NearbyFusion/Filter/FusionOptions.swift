@@ -82,14 +82,12 @@ public struct FusionOptions: Sendable, Hashable {
     }
     public init() {}
 
-    /// These options with the range bias a Channel Sounding object at `distanceMetres` considers:
+    /// Sets the range bias a Channel Sounding object at `distanceMetres` considers:
     /// ``FusionOptions/Sensors/rangeBiasStandardDeviation`` at least
     /// ``FusionOptions/ChannelSounding/rangeBiasFractionOfDistance`` times the distance.
-    @inlinable public func withChannelSoundingRangeBias(distanceMetres d: Double) -> FusionOptions {
-        var o = self
+    @inlinable public mutating func considerChannelSoundingRangeBias(distanceMetres d: Double) {
         let scaled = channelSounding.rangeBiasFractionOfDistance * d
-        if scaled.isFinite, scaled > o.sensors.rangeBiasStandardDeviation { o.sensors.rangeBiasStandardDeviation = scaled }
-        return o
+        if scaled.isFinite, scaled > sensors.rangeBiasStandardDeviation { sensors.rangeBiasStandardDeviation = scaled }
     }
 }
 
