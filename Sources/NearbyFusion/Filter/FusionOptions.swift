@@ -85,7 +85,7 @@ public struct FusionOptions: Sendable, Hashable {
     /// Sets the range bias a Channel Sounding object at `distanceMetres` considers:
     /// ``FusionOptions/Sensors/rangeBiasStandardDeviation`` at least
     /// ``FusionOptions/ChannelSounding/rangeBiasFractionOfDistance`` times the distance.
-    @inlinable public mutating func considerChannelSoundingRangeBias(distanceMetres d: Double) {
+    mutating func considerChannelSoundingRangeBias(distanceMetres d: Double) {
         let scaled = channelSounding.rangeBiasFractionOfDistance * d
         if scaled.isFinite, scaled > sensors.rangeBiasStandardDeviation { sensors.rangeBiasStandardDeviation = scaled }
     }
