@@ -230,10 +230,9 @@ extension ObjectTracker {
             // followed along its ranges, as if they told where a still tag lies, instead of
             // being caught by its rejected ranges. The outputs read the IMM's covariance plus it.
             let considered = biasVariance * Matrix3.outer(c.rangeBiasSensitivity, c.rangeBiasSensitivity)
-            let tracked = (c.covariance - considered).symmetrized
-            let withoutBias = tracked.isPositiveDefinite
-            startTracking(meanInWorld: c.meanInWorld, covariance: withoutBias ? tracked : c.covariance, options: o, kinematics: kinematics)
-            considersRangeBias = withoutBias && o.sensors.rangeBiasStandardDeviation > 0
+            let tracked = c.remainingCovariance(less: considered)
+            startTracking(meanInWorld: c.meanInWorld, covariance: tracked ?? c.covariance, options: o, kinematics: kinematics)
+            considersRangeBias = tracked != nil && o.sensors.rangeBiasStandardDeviation > 0
             consideredCovariance = considersRangeBias ? considered : .zero
             mixture.reset(meanInWorld: c.meanInWorld, covariance: c.covariance)
         }

@@ -50,9 +50,9 @@ extension ObjectTracker {
         for h in mixture.hypotheses {
             let w = mixture.count == 1 ? 1 : exp(h.logWeight)
             // (A tracked object's one hypothesis carries the share handed over, `consideredCovariance`.)
-            let covariance = tracked ? (h.covariance - consideredCovariance).symmetrized : h.estimatedCovariance(consideredBiasVariance: bias)
-            nu += w * model.normalizedInnovation(entry.rangeMetres, at: h.meanInWorld,
-                                                 covariance: covariance.isPositiveDefinite ? covariance : h.covariance)
+            let covariance = tracked ? h.remainingCovariance(less: consideredCovariance) ?? h.covariance
+                : h.estimatedCovariance(consideredBiasVariance: bias)
+            nu += w * model.normalizedInnovation(entry.rangeMetres, at: h.meanInWorld, covariance: covariance)
         }
         guard nu.isFinite else { return false }
         return restarts.rangesTrendAway(adding: nu, options: o)

@@ -34,8 +34,14 @@ import Foundation
     /// ``covariance`` itself where the difference is not positive definite.
     public func estimatedCovariance(consideredBiasVariance: Double) -> Matrix3 {
         guard consideredBiasVariance > 0 else { return covariance }
-        let estimated = (covariance - consideredBiasVariance * Matrix3.outer(rangeBiasSensitivity, rangeBiasSensitivity)).symmetrized
-        return estimated.isPositiveDefinite ? estimated : covariance
+        return remainingCovariance(less: consideredBiasVariance * Matrix3.outer(rangeBiasSensitivity, rangeBiasSensitivity))
+            ?? covariance
+    }
+    /// ``covariance`` less a considered share of it, `considered` (m²), symmetrised; `nil`
+    /// where the difference is not positive definite.
+    public func remainingCovariance(less considered: Matrix3) -> Matrix3? {
+        let rest = (covariance - considered).symmetrized
+        return rest.isPositiveDefinite ? rest : nil
     }
     /// The unit vector from the antenna to this hypothesis's tile on the range sphere it was
     /// tiled on (zero when it was not tiled): a bias in that range moves the prior mean along it.
@@ -395,12 +401,12 @@ public struct MixtureMoments: Sendable, Hashable {
     public func dominantCluster(mahalanobisSquared: Double, consideredBiasVariance: Double = 0) -> (merged: PositionHypothesis, weight: Double)? {
         guard let best = hypotheses.max(by: { $0.logWeight < $1.logWeight }) else { return nil }
         var merged: PositionHypothesis?
+        // The considered range bias moves every hypothesis with the same `β`: it does not make
+        // two of them the same place.
+        let bestCovariance = best.estimatedCovariance(consideredBiasVariance: consideredBiasVariance)
         for h in hypotheses {
             let d = h.meanInWorld - best.meanInWorld
-            // The considered range bias moves every hypothesis with the same `β`: it does not
-            // make two of them the same place.
-            let sum = h.estimatedCovariance(consideredBiasVariance: consideredBiasVariance)
-                + best.estimatedCovariance(consideredBiasVariance: consideredBiasVariance)
+            let sum = h.estimatedCovariance(consideredBiasVariance: consideredBiasVariance) + bestCovariance
             guard let inverse = sum.inverse, inverse.quadraticForm(d) < mahalanobisSquared else { continue }
             merged = merged.map { Self.merged($0, h) } ?? h
         }
