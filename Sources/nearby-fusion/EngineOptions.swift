@@ -39,6 +39,15 @@ struct EngineOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The σ of the range bias a Bluetooth Channel Sounding radio may carry, as a fraction of the object's distance, considered in the covariance (0.025 by default; --range-bias applies instead where it is larger). 0 takes its ranges as unbiased (compare with accuracy --scenario cs-ifft-walk --cs-range-bias-fraction 0). See FusionOptions.channelSounding.rangeBiasFractionOfDistance.", valueName: "FRACTION"))
     var csRangeBiasFraction = FusionOptions().channelSounding.rangeBiasFractionOfDistance
 
+    @Option(help: ArgumentHelp("The range noise σ, metres, the engine assumes for a Bluetooth Channel Sounding radio: the Gaussian core of its range error (0.38 by default), from which it learns a noisier radio's. Set it, --cs-multipath-probability and --cs-multipath-excess to your radio's figures (compare with accuracy --scenario cs-far --cs-range-sigma 0.35 --cs-multipath-probability 0.15 --cs-multipath-excess 1.5, the simulated radio's). See FusionOptions.channelSounding.rangeStandardDeviation.", valueName: "METRES"))
+    var csRangeSigma = FusionOptions().channelSounding.rangeStandardDeviation
+
+    @Option(help: ArgumentHelp("The probability, below 0.9, that a Bluetooth Channel Sounding range is made long by a reflected path the radio cannot separate from the direct one (0.2 by default; 0 for none). See FusionOptions.channelSounding.multipathProbability.", valueName: "P"))
+    var csMultipathProbability = FusionOptions().channelSounding.multipathProbability
+
+    @Option(help: ArgumentHelp("The largest excess, metres, such a reflected path adds to a Bluetooth Channel Sounding range (2.5 by default). See FusionOptions.channelSounding.multipathMaximumExcess.", valueName: "METRES"))
+    var csMultipathExcess = FusionOptions().channelSounding.multipathMaximumExcess
+
     @Option(help: ArgumentHelp("The speed, m/s, at which an accessory no direction reaches (a Channel Sounding tag) is taken to be carried while the app says it moves: its fresh acquisition, once it stops, starts from where it was, widened by that speed times the time it moved. 0 acquires it afresh with no prior. See FusionOptions.carry.speed.", valueName: "M/S"))
     var carrySpeed = FusionOptions().carry.speed
 
@@ -64,6 +73,12 @@ struct EngineOptions: ParsableArguments {
         guard carrySpeed.isFinite, carrySpeed >= 0 else { throw ValidationError("--carry-speed must be a speed in m/s, 0 or more") }
         if let t = csAngleThreshold, !(t.isFinite && t > 0 && t <= 45) { throw ValidationError("--cs-angle-threshold must be a number of degrees above 0 and at most 45") }
         guard csRangeBiasFraction.isFinite, csRangeBiasFraction >= 0 else { throw ValidationError("--cs-range-bias-fraction must be a fraction of the distance, 0 or more") }
+        guard csRangeSigma.isFinite, csRangeSigma > 0 else { throw ValidationError("--cs-range-sigma must be a number of metres above 0") }
+        let outliers = FusionOptions().channelSounding.outlierProbability
+        guard csMultipathProbability.isFinite, csMultipathProbability >= 0, csMultipathProbability + outliers < 1 else {
+            throw ValidationError("--cs-multipath-probability must be a probability from 0 to below \(1 - outliers) (the rest is the line of sight's and the outliers')")
+        }
+        guard csMultipathExcess.isFinite, csMultipathExcess > 0 else { throw ValidationError("--cs-multipath-excess must be a number of metres above 0") }
     }
 
     var fusionOptions: FusionOptions {
@@ -83,6 +98,9 @@ struct EngineOptions: ParsableArguments {
         o.coaching.guidanceOutput = MotionGuidance.Output(rawValue: guidanceOutput) ?? .horizontalAngle
         if let t = csAngleThreshold { o.channelSounding.angleThreshold = Angle.radians(degrees: t) }
         o.channelSounding.rangeBiasFractionOfDistance = csRangeBiasFraction
+        o.channelSounding.rangeStandardDeviation = csRangeSigma
+        o.channelSounding.multipathProbability = csMultipathProbability
+        o.channelSounding.multipathMaximumExcess = csMultipathExcess
         return o
     }
 }

@@ -18,11 +18,13 @@ struct CommandLineTests {
         // The planar sweeps' exact posterior never allows 10° (the mirror), in every run.
         let planar = try #require(rows.last { $0.hasPrefix("| cs-planar-sweeps |") })
         let cells = planar.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
-        #expect(cells.count == 25 && cells[19] == "4/4", "\(planar)")
+        #expect(cells.count == 26 && cells[19] == "4/4", "\(planar)")
+        // Nor, beside it, does the posterior under the engine's radio model, within 3 s of the bound.
+        #expect(cells.count == 26 && cells[21].hasPrefix("0/"), "\(planar)")
         // …and its NEES, followed to the end, sits beside the engine's.
-        #expect(cells.count == 25 && Double(cells[23]) != nil && Double(cells[24]) != nil, "\(planar)")
+        #expect(cells.count == 26 && Double(cells[24]) != nil && Double(cells[25]) != nil, "\(planar)")
         // A still tag has no error "while the tag moves".
-        #expect(cells.count == 25 && cells[11] == "—" && cells[12] == "—", "\(planar)")
+        #expect(cells.count == 26 && cells[11] == "—" && cells[12] == "—", "\(planar)")
         // The targets under the tables: the planar sweeps never publish an angle more
         // than 15° off; the NEES band is not judged on four runs.
         #expect(rows.contains("| Channel Sounding | cs-planar-sweeps | no published angle more than 15° off | no angle published | met |"), "\(first.stdout)")
@@ -98,6 +100,37 @@ struct CommandLineTests {
         for bad in [["--cs-angle-threshold", "0"], ["--cs-angle-threshold=-3"], ["--cs-angle-threshold", "nan"], ["--cs-angle-threshold", "46"]] {
             let result = try TestSupport.run(["evaluate", "Datasets/cs-coached-step.jsonl"] + bad)
             #expect(result.status == 64 && result.stderr.contains("--cs-angle-threshold must be"), "\(bad): \(result.stderr)")
+        }
+    }
+
+    /// `--cs-range-sigma`, `--cs-multipath-probability` and `--cs-multipath-excess` (the
+    /// Channel Sounding radio the engine assumes) reach the engine: the defaults given
+    /// explicitly change nothing; a radio taken as twice as noisy publishes the recorded tag's
+    /// angle on fewer updates; a different multipath model changes the estimate stream.
+    /// Values that make no radio are refused.
+    @Test func theChannelSoundingRadioModelReachesTheEngine() throws {
+        func angleAvailability(_ extra: [String]) throws -> Double {
+            let result = try TestSupport.run(["evaluate", "Datasets/cs-coached-step.jsonl", "--json"] + extra)
+            #expect(result.status == 0, "\(result.stderr)")
+            let value = try JSONLineParser.parse(result.stdout.split(separator: "\n").joined())
+            guard case .array(let objects)? = value["objects"],
+                  case .number(let share)? = objects.first?["availability"]?["horizontalAngle"] else { return .nan }
+            return share
+        }
+        let plain = try angleAvailability([])
+        let explicit = try angleAvailability(["--cs-range-sigma", "0.38", "--cs-multipath-probability", "0.2", "--cs-multipath-excess", "2.5"])
+        let noisier = try angleAvailability(["--cs-range-sigma", "0.76"])
+        #expect(plain > 0 && explicit == plain && noisier < plain, "angle on \(plain), \(explicit), \(noisier) of the updates")
+        let stream = try TestSupport.run(["replay", "Datasets/cs-coached-step.jsonl", "--output", "-"])
+        let fewerReflections = try TestSupport.run(["replay", "Datasets/cs-coached-step.jsonl", "--output", "-",
+                                                    "--cs-multipath-probability", "0.05", "--cs-multipath-excess", "1.5"])
+        #expect(stream.status == 0 && fewerReflections.status == 0 && fewerReflections.stdout != stream.stdout)
+        for (bad, option) in [(["--cs-range-sigma", "0"], "--cs-range-sigma"), (["--cs-range-sigma", "nan"], "--cs-range-sigma"),
+                              (["--cs-multipath-probability", "0.9"], "--cs-multipath-probability"),
+                              (["--cs-multipath-probability=-0.1"], "--cs-multipath-probability"),
+                              (["--cs-multipath-excess", "0"], "--cs-multipath-excess"), (["--cs-multipath-excess", "inf"], "--cs-multipath-excess")] {
+            let result = try TestSupport.run(["evaluate", "Datasets/cs-coached-step.jsonl"] + bad)
+            #expect(result.status == 64 && result.stderr.contains("\(option) must be"), "\(bad): \(result.stderr)")
         }
     }
 

@@ -299,6 +299,39 @@ struct ChannelSoundingTests {
         #expect(uwb.updates.allSatisfy { $0.posteriorBearing == nil })
     }
 
+    /// The exact posterior under the engine's own radio model, beside the simulated radio's:
+    /// under the engine's default model — a wider jitter, more and longer multipath than the
+    /// simulated radio's — it allows 10° no sooner on any of three seeds, and later on at least
+    /// one; told the radio's σ, multipath probability and largest excess (its excess starts at
+    /// 0.2 m, the engine's at 0), it comes at least half-way back to the radio's own moment
+    /// (seeds 1–3: 14.6, 16.4, 16.4 s untold; 13.4, 13.8, 14.8 s told; 13.2, 13.2, 14.8 s the
+    /// radio's own).
+    @Test func theExactPosteriorUnderTheEnginesRadioModelIsFollowedBesideTheRadiosOwn() {
+        let limit = Angle.radians(degrees: 10)
+        var later = 0
+        for seed: UInt64 in 1...3 {
+            let scenario = ScenarioCatalogue.channelSoundingTag(seed: seed)
+            let run = ScenarioRun(scenario, exactPosteriorUntil: limit)
+            guard let own = run.posteriorAllows(degrees: 10) else { Issue.record("seed \(seed): no posterior moment"); continue }
+            let engines = run.enginesModelPosteriorAllows(degrees: 10) ?? .infinity
+            #expect(engines >= own, "seed \(seed): \(engines) s against \(own) s")
+            if engines > own { later += 1 }
+            let radio = scenario.channelSounding
+            var told = FusionOptions()
+            told.channelSounding.rangeStandardDeviation = radio.rangeStandardDeviation
+            told.channelSounding.multipathProbability = radio.multipathProbability
+            told.channelSounding.multipathMaximumExcess = radio.multipathExcessRange.upperBound
+            let toldRun = ScenarioRun(scenario, options: told, exactPosteriorUntil: limit)
+            let toldMoment = toldRun.enginesModelPosteriorAllows(degrees: 10) ?? .infinity
+            #expect(toldRun.posteriorAllows(degrees: 10) == own)
+            #expect(abs(toldMoment - own) <= 0.5 * (engines - own), "seed \(seed): \(toldMoment) s, \(engines) s untold, against \(own) s")
+        }
+        #expect(later >= 1)
+        // Neither posterior for a UWB object.
+        let uwb = ScenarioRun(ScenarioCatalogue.distanceOnly(seed: 1), exactPosteriorUntil: limit)
+        #expect(uwb.updates.allSatisfy { $0.enginesModelPosteriorBearing == nil && $0.posteriorBearing == nil })
+    }
+
     @Test func theEngineIsNoMoreOverconfidentThanTheExactPosteriorWhereTheBandIsOutOfReach() {
         // Planar sweeps (the mirror): even the exact posterior's Gaussian summary scores above
         // the χ² band at this fixed place (accuracy, the Channel Sounding table). The engine's

@@ -28,6 +28,13 @@ public struct EvaluatedUpdate: Sendable {
     /// asks for it — a Channel Sounding object that has not moved yet, until the σ first falls
     /// to the requested angle — and `nil` elsewhere.
     public var posteriorBearing: Double? = nil
+    /// The same bearing σ of the exact posterior under the engine's own radio model — the
+    /// range error density the engine assumes for the radio (`FusionOptions.forRanging(_:)`:
+    /// its σ, outliers and multipath) instead of the simulator's —, radians: what an ideal
+    /// estimator that knows only what the engine is told about the radio allows. Computed where
+    /// ``posteriorBearing`` is, until it first falls to the requested angle; the same value as
+    /// ``posteriorBearing`` when the two models are the same.
+    public var enginesModelPosteriorBearing: Double? = nil
     /// From the true device position to the true object, metres, world frame.
     public var trueDistanceVector: Vector3
     /// The radio's own range for this update, metres (`nil` when it gave none).
@@ -79,6 +86,12 @@ public struct ScenarioRun: Sendable {
             && spread.height <= hysteresis * max(thresholds.verticalPositionThreshold, fromDistance)
     }
 
+    /// Points in the first shell of the posterior under the engine's radio model
+    /// (``EvaluatedUpdate/enginesModelPosteriorBearing``): fewer than the radio's own grid's
+    /// 250,000, as its wider density keeps more of them alive for longer — a spacing of 22 cm
+    /// at 4 m (3° of bearing), fine enough to tell when a σ falls to 10°.
+    static let enginesModelPointCount = 100_000.0
+
     /// Runs `scenario` through a fresh engine (a `ReplayDriver`, as a replay of its
     /// recording would) and records the updates of the object
     /// `objectID` (the scenario's first object when `nil` or not found).
@@ -90,8 +103,10 @@ public struct ScenarioRun: Sendable {
     /// (``RangeOnlyPosterior/multiply(byGaussianWithMean:covariance:)``, `options.carrySpeed`) — to the end of the run,
     /// which gets the posterior's NEES at the last range (``posteriorFinalNEES``); each update
     /// before the object first moves carries the posterior's bearing σ
-    /// (``EvaluatedUpdate/posteriorBearing``) until that first falls to the given angle. About
-    /// 0.2–1 s per run.
+    /// (``EvaluatedUpdate/posteriorBearing``) until that first falls to the given angle; and,
+    /// beside it, the exact posterior under the engine's own radio model (`options`), its
+    /// bearing σ (``EvaluatedUpdate/enginesModelPosteriorBearing``) until that falls to the
+    /// angle, before the object first moves. About 0.4–2 s per run.
     public init(_ scenario: SimulationScenario, objectID: String? = nil, options: FusionOptions = FusionOptions(),
                 cameraAssistance: Bool? = nil, exactPosteriorUntil: Double? = nil) {
         let simulation = Simulator.simulate(scenario)
@@ -108,6 +123,15 @@ public struct ScenarioRun: Sendable {
         let rangeInformation = object.ranging == .bluetoothChannelSounding ? scenario.channelSounding.rangeFisherInformation
             : 1 / (scenario.radio.rangeStandardDeviation * scenario.radio.rangeStandardDeviation)
         var posterior: RangeOnlyPosterior?
+        // The posterior under the engine's own radio model (followed, like the bearing of the
+        // other, until it allows the angle or the object first moves); none where both models
+        // are the same.
+        var enginesModelPosterior: RangeOnlyPosterior?
+        var enginesModelAllowed = false
+        let scenarioVariance = scenario.channelSounding.rangeStandardDeviation * scenario.channelSounding.rangeStandardDeviation
+        let enginesRadio = options.forRanging(.bluetoothChannelSounding)
+        let enginesVariance = enginesRadio.sensors.rangeStandardDeviation * enginesRadio.sensors.rangeStandardDeviation
+        let sameModel = enginesRadio.rangeErrorDensity == scenario.channelSounding.rangeErrorDensity && enginesVariance == scenarioVariance
         let followPosterior = exactPosteriorUntil != nil && object.ranging == .bluetoothChannelSounding
         // The bearing σ is reported for the first acquisition only, until it allows the angle;
         // an object that moved gets a posterior anew from its first range once it is still again.
@@ -150,7 +174,7 @@ public struct ScenarioRun: Sendable {
                     for k in 0..<3 { let c = e.vector(k).dot(g); v += c * c / e.value(k) }
                     bound = v.squareRoot()
                 }
-                var posteriorBearing: Double?
+                var posteriorBearing: Double?, enginesModelBearing: Double?
                 if followPosterior, let limit = exactPosteriorUntil {
                     if object.velocity(at: m.timestamp).length > 0 {
                         // An app that says the tag moves gives the engine where it was and since
@@ -162,11 +186,11 @@ public struct ScenarioRun: Sendable {
                         }
                         moved = true
                         posterior = nil
+                        enginesModelPosterior = nil
                     } else if let r = m.distance, r > 0 {
                         if posterior == nil {
-                            let v = scenario.channelSounding.rangeStandardDeviation * scenario.channelSounding.rangeStandardDeviation
                             posterior = RangeOnlyPosterior(firstRangeMetres: r, antennaInWorld: device.positionInWorld,
-                                                           density: scenario.channelSounding.rangeErrorDensity, variance: v)
+                                                           density: scenario.channelSounding.rangeErrorDensity, variance: scenarioVariance)
                             if let origin = carryOrigin, options.carry.speed > 0 {
                                 let carried = options.carryDisplacementVariance(seconds: m.timestamp - origin.since)
                                 posterior!.multiply(byGaussianWithMean: origin.mean,
@@ -183,6 +207,21 @@ public struct ScenarioRun: Sendable {
                             posteriorBearing = sigma
                             posteriorAllowed = sigma <= limit
                         }
+                        if sameModel {
+                            enginesModelBearing = posteriorBearing
+                        } else if !enginesModelAllowed && !moved {
+                            if enginesModelPosterior == nil {
+                                enginesModelPosterior = RangeOnlyPosterior(firstRangeMetres: r, antennaInWorld: device.positionInWorld,
+                                                                           density: enginesRadio.rangeErrorDensity, variance: enginesVariance,
+                                                                           targetPointCount: Self.enginesModelPointCount)
+                            } else {
+                                enginesModelPosterior!.add(rangeMetres: r, antennaInWorld: device.positionInWorld)
+                            }
+                            let sigma = enginesModelPosterior!.bearingStandardDeviation(from: device.positionInWorld)
+                            enginesModelBearing = sigma
+                            enginesModelAllowed = sigma <= limit
+                            if enginesModelAllowed { enginesModelPosterior = nil }
+                        }
                     }
                 }
                 updates.append(EvaluatedUpdate(
@@ -190,7 +229,8 @@ public struct ScenarioRun: Sendable {
                     trueHorizontalAngle: HorizontalAngle.angle(objectInWorld: truth, devicePositionInWorld: device.positionInWorld,
                                                                worldFromDevice: device.worldFromDevice),
                     trueHeightDifference: truth.y - device.positionInWorld.y, trueVelocity: object.velocity(at: m.timestamp),
-                    bearingBound: bound, posteriorBearing: posteriorBearing, trueDistanceVector: toObject, rawDistance: m.distance,
+                    bearingBound: bound, posteriorBearing: posteriorBearing, enginesModelPosteriorBearing: enginesModelBearing,
+                    trueDistanceVector: toObject, rawDistance: m.distance,
                     radioBiasMetres: object.ranging == .bluetoothChannelSounding
                         ? scenario.channelSounding.rangeScaleError * toObject.length + scenario.channelSounding.rangeOffset : 0,
                     moments: snap.moments, hypothesisCount: snap.hypothesisCount, hypotheses: snap.hypotheses))
@@ -276,15 +316,23 @@ public struct ScenarioRun: Sendable {
         updates.first { $0.posteriorBearing.map { $0 <= Angle.radians(degrees: degrees) } == true }?.estimate.timestamp
     }
 
+    /// The same for the exact posterior under the engine's own radio model
+    /// (``EvaluatedUpdate/enginesModelPosteriorBearing``).
+    public func enginesModelPosteriorAllows(degrees: Double) -> Double? {
+        updates.first { $0.enginesModelPosteriorBearing.map { $0 <= Angle.radians(degrees: degrees) } == true }?.estimate.timestamp
+    }
+
     /// Against the Cramér–Rao bound's moment for `degrees` (``boundAllows(degrees:)``):
     /// whether the first angle, and whether the exact posterior's own moment
-    /// (``posteriorAllows(degrees:)``), come within `seconds` of it; `nil` when the bound
-    /// never allows that angle in the run.
-    public func onTimeForBound(degrees: Double, within seconds: Double) -> (angle: Bool, posterior: Bool)? {
+    /// (``posteriorAllows(degrees:)``), and the moment of the posterior under the engine's own
+    /// radio model (``enginesModelPosteriorAllows(degrees:)``), come within `seconds` of it;
+    /// `nil` when the bound never allows that angle in the run.
+    public func onTimeForBound(degrees: Double, within seconds: Double) -> (angle: Bool, posterior: Bool, enginesModelPosterior: Bool)? {
         guard let bound = boundAllows(degrees: degrees) else { return nil }
         let angle = firstAngleTime.map { $0 - bound <= seconds } ?? false
         let posterior = posteriorAllows(degrees: degrees).map { $0 - bound <= seconds } ?? false
-        return (angle, posterior)
+        let enginesModel = enginesModelPosteriorAllows(degrees: degrees).map { $0 - bound <= seconds } ?? false
+        return (angle, posterior, enginesModel)
     }
 
     /// Time of the first published `horizontalAngle`, seconds.
