@@ -81,18 +81,22 @@ struct CommandLineTests {
         return n
     }
 
+    /// The share of `Datasets/cs-coached-step.jsonl`'s updates that publish a `horizontalAngle`
+    /// under `evaluate … --json EXTRA…` (NaN when it is missing).
+    static func channelSoundingAngleAvailability(_ extra: [String]) throws -> Double {
+        let result = try TestSupport.run(["evaluate", "Datasets/cs-coached-step.jsonl", "--json"] + extra)
+        #expect(result.status == 0, "\(result.stderr)")
+        let value = try JSONLineParser.parse(result.stdout.split(separator: "\n").joined())
+        guard case .array(let objects)? = value["objects"],
+              case .number(let share)? = objects.first?["availability"]?["horizontalAngle"] else { return .nan }
+        return share
+    }
+
     /// `--cs-angle-threshold` (degrees) reaches a Channel Sounding object's publication rule:
     /// at 14° the recorded tag has an angle on more of its updates than at the default 10°,
     /// and 10° given explicitly changes nothing. Values outside (0, 45] are refused.
     @Test func theChannelSoundingAngleThresholdReachesTheEngine() throws {
-        func angleAvailability(_ extra: [String]) throws -> Double {
-            let result = try TestSupport.run(["evaluate", "Datasets/cs-coached-step.jsonl", "--json"] + extra)
-            #expect(result.status == 0, "\(result.stderr)")
-            let value = try JSONLineParser.parse(result.stdout.split(separator: "\n").joined())
-            guard case .array(let objects)? = value["objects"],
-                  case .number(let share)? = objects.first?["availability"]?["horizontalAngle"] else { return .nan }
-            return share
-        }
+        let angleAvailability = Self.channelSoundingAngleAvailability
         let plain = try angleAvailability([])
         let ten = try angleAvailability(["--cs-angle-threshold", "10"])
         let wider = try angleAvailability(["--cs-angle-threshold", "14"])
@@ -109,14 +113,7 @@ struct CommandLineTests {
     /// angle on fewer updates; a different multipath model changes the estimate stream.
     /// Values that make no radio are refused.
     @Test func theChannelSoundingRadioModelReachesTheEngine() throws {
-        func angleAvailability(_ extra: [String]) throws -> Double {
-            let result = try TestSupport.run(["evaluate", "Datasets/cs-coached-step.jsonl", "--json"] + extra)
-            #expect(result.status == 0, "\(result.stderr)")
-            let value = try JSONLineParser.parse(result.stdout.split(separator: "\n").joined())
-            guard case .array(let objects)? = value["objects"],
-                  case .number(let share)? = objects.first?["availability"]?["horizontalAngle"] else { return .nan }
-            return share
-        }
+        let angleAvailability = Self.channelSoundingAngleAvailability
         let plain = try angleAvailability([])
         let explicit = try angleAvailability(["--cs-range-sigma", "0.38", "--cs-multipath-probability", "0.2", "--cs-multipath-excess", "2.5"])
         let noisier = try angleAvailability(["--cs-range-sigma", "0.76"])
