@@ -106,7 +106,7 @@ public struct ScenarioRun: Sendable {
     /// (``EvaluatedUpdate/posteriorBearing``) until that first falls to the given angle; and,
     /// beside it, the exact posterior under the engine's own radio model (`options`), its
     /// bearing σ (``EvaluatedUpdate/enginesModelPosteriorBearing``) until that falls to the
-    /// angle, before the object first moves. About 0.4–2 s per run.
+    /// angle, before the object first moves. About 0.3–1.5 s per run in all.
     public init(_ scenario: SimulationScenario, objectID: String? = nil, options: FusionOptions = FusionOptions(),
                 cameraAssistance: Bool? = nil, exactPosteriorUntil: Double? = nil) {
         let simulation = Simulator.simulate(scenario)
