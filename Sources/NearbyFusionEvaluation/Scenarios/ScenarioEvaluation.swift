@@ -306,20 +306,21 @@ public struct ScenarioRun: Sendable {
     }
 
     /// When the Cramér–Rao bound first allows a bearing σ of `degrees`, seconds.
-    public func boundAllows(degrees: Double) -> Double? {
-        updates.first { $0.bearingBound.map { $0 <= Angle.radians(degrees: degrees) } == true }?.estimate.timestamp
-    }
+    public func boundAllows(degrees: Double) -> Double? { firstTime(\.bearingBound, atMost: degrees) }
 
     /// When the exact posterior's bearing σ (``EvaluatedUpdate/posteriorBearing``) first falls
     /// to `degrees`, seconds; `nil` when it never does in the updates that carry it.
-    public func posteriorAllows(degrees: Double) -> Double? {
-        updates.first { $0.posteriorBearing.map { $0 <= Angle.radians(degrees: degrees) } == true }?.estimate.timestamp
-    }
+    public func posteriorAllows(degrees: Double) -> Double? { firstTime(\.posteriorBearing, atMost: degrees) }
 
     /// The same for the exact posterior under the engine's own radio model
     /// (``EvaluatedUpdate/enginesModelPosteriorBearing``).
-    public func enginesModelPosteriorAllows(degrees: Double) -> Double? {
-        updates.first { $0.enginesModelPosteriorBearing.map { $0 <= Angle.radians(degrees: degrees) } == true }?.estimate.timestamp
+    public func enginesModelPosteriorAllows(degrees: Double) -> Double? { firstTime(\.enginesModelPosteriorBearing, atMost: degrees) }
+
+    /// The time, seconds, of the first update whose `bearing` (radians, where it is given) is at
+    /// most `degrees`; `nil` when none is.
+    private func firstTime(_ bearing: KeyPath<EvaluatedUpdate, Double?>, atMost degrees: Double) -> Double? {
+        let limit = Angle.radians(degrees: degrees)
+        return updates.first { $0[keyPath: bearing].map { $0 <= limit } == true }?.estimate.timestamp
     }
 
     /// Against the Cramér–Rao bound's moment for `degrees` (``boundAllows(degrees:)``):
