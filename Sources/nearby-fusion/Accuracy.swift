@@ -23,10 +23,10 @@ struct Accuracy: ParsableCommand {
         Channel Sounding tags a third, which times the first angle against the Cramér–Rao bound \
         and against the exact posterior of the tag's position from its ranges (a grid, followed \
         to the end of the run, afresh after the tag moved — from where it was when the app said \
-        so, as the engine: 0.2–1 s more per run) under the simulated radio's own noise, and \
-        beside it how many runs the exact posterior under the engine's radio model (what the \
-        engine is told of the radio, which the --cs-* options set) allows 10° within 3 s of the \
-        bound, scores the \
+        so, as the engine) under the simulated radio's own noise, and beside it how many runs \
+        the exact posterior under the engine's radio model (what the engine is told of the \
+        radio, which the --cs-* options set) allows 10° within 3 s of the bound (the two: \
+        0.3–1.5 s more per run), scores the \
         published distance against the raw ranges (throughout, and while the tag itself moves) \
         with its lag, and sets the engine's mean NEES beside the posterior's own. The radio \
         profiles of real radios (`cs-ifft-*`, `cs-phase-*`, `cs-rtt-*`, `peer-uwb-*`) get a \
