@@ -104,4 +104,24 @@ struct RestartTestsTests {
         still.clearTrends()
         #expect(still.rangeExcessCount == 0 && still.roughRangeSteps == 0)
     }
+
+    @Test func aRunAwayIsFittedByItsLineAndStandsForEightRanges() throws {
+        // The carry above, timed: 10 Hz from 11 s, 8 cm a range (0.8 m/s).
+        var carry = RestartTests()
+        #expect(carry.runAwayLine() == nil)
+        for k in 0..<8 { _ = carry.rangesRunAway(0.1 + 0.08 * Double(k), at: 11 + 0.1 * Double(k), options: o) }
+        let line = try #require(carry.runAwayLine())
+        #expect(abs(line.rate - 0.8) < 1e-9 && abs(line.excess - 0.66) < 1e-9)
+        // Σ(tₖ − t̄)² over eight ranges 0.1 s apart: 0.42 s².
+        #expect(abs(line.rateVarianceFactor - 1 / 0.42) < 1e-6)
+        #expect(carry.runAwayRangesLeft == 8)
+        // A range that breaks the run (a step beyond the limit) does not end what it stands for
+        // at once: the run is counted down range by range.
+        _ = carry.rangesRunAway(1.5, at: 11.8, options: o)
+        #expect(carry.runAwayRangesLeft == 7)
+        // Without times there is no line.
+        var untimed = RestartTests()
+        for k in 0..<8 { _ = untimed.rangesRunAway(0.1 + 0.08 * Double(k), options: o) }
+        #expect(untimed.runAwayLine() == nil)
+    }
 }

@@ -77,8 +77,8 @@ extension ObjectTracker {
     /// from the user — its direction unchanged, every range too long for the still model and
     /// set aside as multipath — was never reported `moving` and stood stale, more than 50 cm
     /// off, for 2.4 s (median of 20 seeds; 2.7 s at worst) until 30 rejected ranges restarted it.
-    mutating func rangesRunAway(_ excess: Double, options o: FusionOptions) -> Bool {
-        restarts.rangesRunAway(excess, options: o)
+    mutating func rangesRunAway(_ excess: Double, at seconds: Double, options o: FusionOptions) -> Bool {
+        restarts.rangesRunAway(excess, at: seconds, options: o)
     }
 
     /// Forgets the estimate and acquires the object afresh from a range `r` measured at this

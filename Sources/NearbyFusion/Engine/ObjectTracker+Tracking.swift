@@ -36,9 +36,16 @@ extension ObjectTracker {
         let directionless = rangesAlone || ranging == .bluetoothChannelSounding
         var stationaryGate: StationaryGate = mayMove || motion.movingProbability >= 0.5 ? .off
             : (directionless ? .everyMeasurement : .positiveResiduals)
+        // Ranges that run away smoothly are a carry, not a burst: for eight ranges from the one
+        // that shows it, each model gates them for itself, and the moving model starts from the
+        // run's line (`seedMovingModelFromRunAway`).
         var runsAway = false
         if stationaryGate == .positiveResiduals, entry.hasRange,
-           rangesRunAway(entry.rangeMetres - (motion.stationary.positionInWorld - a).length, options: o) {
+           rangesRunAway(entry.rangeMetres - (motion.stationary.positionInWorld - a).length, at: entry.timestamp, options: o) {
+            stationaryGate = .off
+            runsAway = true
+            seedMovingModelFromRunAway(antennaInWorld: a, options: o)
+        } else if stationaryGate == .positiveResiduals, entry.hasRange, restarts.runAwayRangesLeft > 0 {
             stationaryGate = .off
             runsAway = true
         }
@@ -66,6 +73,46 @@ extension ObjectTracker {
         mixture.reset(meanInWorld: published.positionInWorld,
                       covariance: considersRangeBias ? published.positionCovariance + consideredCovariance : published.positionCovariance)
         return rangeAccepted
+    }
+
+    /// Hands the moving model the run of ranges the stationary gate set aside: the ranges of a
+    /// tag carried along its line of sight were each too long for the still model, so they were
+    /// weighed as a multipath burst's, for neither model, and the moving model — mixed mostly from
+    /// the still one while the tag lay still — never saw the carry. Let through one at a time once
+    /// the run is recognised (``rangesRunAway(_:at:options:)``), each would lie as far from the
+    /// moving model's prediction as from the still one's, and the modes would turn only as the
+    /// moving model's uncertainty grew, several ranges later.
+    ///
+    /// What the manoeuvring model holds *along the line of sight* is replaced by the run's
+    /// least-squares line `e(t) ≈ ê + ė (t − t₈)` through the last eight excesses over the still
+    /// model (``RestartTests/runAwayLine()``); what it holds across it — the directions it has
+    /// followed all along, a lift of the tag included — is kept. With `u` the unit vector from
+    /// the antenna to the still model's position `p_s`, `Π = I − u uᵀ`, and the model's `(p, v, P)`:
+    ///
+    ///     p ← Π p + (uᵀp_s + ê) u,          v ← Π v + ė u,
+    ///     P_pp ← Π P_pp Π + σ_r² u uᵀ,      P_vv ← Π P_vv Π + σ_r² / Σ(tₖ − t̄)² · u uᵀ,
+    ///     P_pv ← Π P_pv Π,
+    ///
+    /// `σ_r` the range noise: the line's end and slope, and nothing of the stale radial state
+    /// the model had. The modes then follow the evidence as usual: the next ranges lie where the
+    /// moving model predicts and outside the still model's gate.
+    mutating func seedMovingModelFromRunAway(antennaInWorld a: Vector3, options o: FusionOptions) {
+        guard let line = restarts.runAwayLine() else { return }
+        let ps = motion.stationary.positionInWorld
+        let d = ps - a
+        let r = d.length
+        guard r > 1e-6, line.excess.isFinite, line.rate.isFinite else { return }
+        let u = d / r
+        let rangeVariance = o.sensors.rangeStandardDeviation * o.sensors.rangeStandardDeviation * rangeVarianceScale
+        let radial = Matrix3.outer(u, u), across = Matrix3.identity - radial
+        var m = motion.moving
+        m.positionInWorld = across * m.positionInWorld + (u.dot(ps) + line.excess) * u
+        m.velocityInWorld = across * m.velocityInWorld + line.rate * u
+        m.positionCovariance = (across * m.positionCovariance * across + rangeVariance * radial).symmetrized
+        m.velocityCovariance = (across * m.velocityCovariance * across + (rangeVariance * line.rateVarianceFactor) * radial).symmetrized
+        m.crossCovariance = across * m.crossCovariance * across
+        guard m.isFinite else { return }
+        motion.moving = m
     }
 
     /// Starts tracking from one range `r` and one direction `(α, ε)`: the object is at

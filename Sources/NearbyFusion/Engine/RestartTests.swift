@@ -43,6 +43,11 @@ import Foundation
     public var rangeExcess = SIMD8<Double>()
     /// (See ``rangeExcess``.)
     public var rangeExcessCount = 0
+    /// The times of ``rangeExcess``, seconds (the same ring).
+    public var rangeExcessTimes = SIMD8<Double>()
+    /// How many more ranges the last recognised run-away (``rangesRunAway(_:at:options:)``)
+    /// stands for: eight from the range that recognised it, one fewer with each range after.
+    public var runAwayRangesLeft = 0
     /// Which of the steps between them exceeded ``FusionOptions/Gating/runAwayStep``, bit 0 the newest.
     public var roughRangeSteps: UInt8 = 0
 
@@ -62,6 +67,7 @@ import Foundation
         rangeTrendCount = 0
         rangeExcessCount = 0
         roughRangeSteps = 0
+        runAwayRangesLeft = 0
     }
 
     /// Counts a rejected range of `rangeMetres`, `excess` metres beyond the estimate's
@@ -140,7 +146,8 @@ import Foundation
     /// Takes a range's excess over the still model's prediction and says whether the last
     /// eight run away smoothly: every `|eₖ − eₖ₋₁| ≤ step`, `e₈ − e₁ ≥ rise`, `e₄ − e₁ ≥ rise/4`
     /// and `e₈ − e₅ ≥ rise/4` (``FusionOptions/Gating/runAwayStep``, ``FusionOptions/Gating/runAwayRise``).
-    public mutating func rangesRunAway(_ excess: Double, options o: FusionOptions) -> Bool {
+    /// `seconds` is the range's time, kept for ``runAwayLine()``.
+    public mutating func rangesRunAway(_ excess: Double, at seconds: Double = 0, options o: FusionOptions) -> Bool {
         guard o.gating.runAwayStep > 0, excess.isFinite else { return false }
         // A ring of eight: after this one is stored at `n`, eₖ (k = 1…8, e₈ this one) sits at
         // `(n + k) mod 8`; bit j of `roughRangeSteps` says whether the step into the
@@ -148,12 +155,31 @@ import Foundation
         let n = rangeExcessCount & 7
         let previous = rangeExcess[(n + 7) & 7]
         rangeExcess[n] = excess
+        rangeExcessTimes[n] = seconds
         roughRangeSteps = roughRangeSteps << 1 | (abs(excess - previous) > o.gating.runAwayStep ? 1 : 0)
         rangeExcessCount += 1
+        if runAwayRangesLeft > 0 { runAwayRangesLeft -= 1 }
         guard rangeExcessCount >= 8, roughRangeSteps & 0x7F == 0 else { return false }
         let e1 = rangeExcess[(n + 1) & 7], e4 = rangeExcess[(n + 4) & 7], e5 = rangeExcess[(n + 5) & 7]
         let rise = o.gating.runAwayRise
-        return excess - e1 >= rise && e4 - e1 >= rise / 4 && excess - e5 >= rise / 4
+        let runs = excess - e1 >= rise && e4 - e1 >= rise / 4 && excess - e5 >= rise / 4
+        if runs { runAwayRangesLeft = 8 }
+        return runs
+    }
+
+    /// The least-squares line through the last eight range excesses against their times,
+    /// `e(t) ≈ e(t₈) + ė (t − t₈)`: the excess at the latest range, metres, its rate `ė`, m/s,
+    /// and `1/Σ(tₖ − t̄)²`, s⁻², which times the excesses' variance is the rate's. `nil` with fewer
+    /// than eight or no spread in time.
+    public func runAwayLine() -> (excess: Double, rate: Double, rateVarianceFactor: Double)? {
+        guard rangeExcessCount >= 8 else { return nil }
+        let meanT = rangeExcessTimes.sum() / 8, meanE = rangeExcess.sum() / 8
+        let dt = rangeExcessTimes - SIMD8(repeating: meanT), de = rangeExcess - SIMD8(repeating: meanE)
+        let stt = (dt * dt).sum()
+        guard stt > 1e-9, stt.isFinite else { return nil }
+        let rate = (dt * de).sum() / stt
+        let latest = rangeExcessTimes[(rangeExcessCount - 1) & 7]
+        return (meanE + rate * (latest - meanT), rate, 1 / stt)
     }
 
     /// The median of the first `n` (1…8) values (the mean of the two middle ones when `n` is
