@@ -67,6 +67,44 @@ struct FilterTests {
         #expect((mean - Vector3(0.5, 1.3, -4)).length < 0.1)
     }
 
+    /// A hypothesis 10 m from the antenna whose bearing is 2 m (11°) uncertain across the line
+    /// of sight and whose distance is known to 1 cm: the points it stands for lie on the sphere,
+    /// 0.4 m inside its tangent plane on average. Its moments on the sphere match the sphere's,
+    /// integrated exactly over the tangential Gaussian (arc lengths, a 161 × 161 grid to ±5σ);
+    /// the flat Gaussian's do not, and claim a point 23° round the sphere impossible.
+    @Test func aHypothesisSpreadOverTheSphereReportsTheSpheresMoments() throws {
+        let r = 10.0, sigma = 2.0, radial = 0.01
+        let u = Vector3(0, 0, -1)
+        var mixture = PositionMixture(capacity: 1)
+        mixture.reset([PositionHypothesis(logWeight: 0, meanInWorld: r * u,
+                                          covariance: Matrix3(diagonal: Vector3(sigma * sigma, sigma * sigma, radial * radial)))])
+        // The exact moments along u: E[r cos θ] and Var[r cos θ] + σ_radial², θ = ‖t‖/r.
+        var w = 0.0, m1 = 0.0, m2 = 0.0
+        let n = 80, step = 5 * sigma / Double(n)
+        for i in -n...n {
+            for j in -n...n {
+                let tx = Double(i) * step, ty = Double(j) * step
+                let weight = exp(-0.5 * (tx * tx + ty * ty) / (sigma * sigma))
+                let along = r * cos((tx * tx + ty * ty).squareRoot() / r)
+                w += weight; m1 += weight * along; m2 += weight * along * along
+            }
+        }
+        let exactShift = r - m1 / w, exactVariance = m2 / w - (m1 / w) * (m1 / w) + radial * radial
+        let curved = mixture.momentsOnSphere(about: .zero)
+        let shift = r - curved.meanInWorld.dot(u)
+        #expect(abs(shift - exactShift) < 0.03 * exactShift, "shift \(shift) m against \(exactShift) m")
+        let variance = curved.covariance.quadraticForm(u)
+        #expect(abs(variance - exactVariance) < 0.1 * exactVariance, "radial variance \(variance) against \(exactVariance) m²")
+        // Across the line of sight nothing changes.
+        #expect(abs(curved.covariance[0, 0] - sigma * sigma) < 1e-12 && abs(curved.meanInWorld.x) < 1e-12)
+        // A point 4 m (23°) round the sphere: impossible for the flat Gaussian, 2σ for the curved one.
+        let theta = 2 * sigma / r
+        let point = r * Vector3(sin(theta), 0, -cos(theta))
+        let flat = try #require(mixture.moments.covariance.inverse).quadraticForm(point - mixture.moments.meanInWorld)
+        let onSphere = try #require(curved.covariance.inverse).quadraticForm(point - curved.meanInWorld)
+        #expect(flat > 1000 && onSphere < 6, "NEES \(flat) flat, \(onSphere) on the sphere")
+    }
+
     @Test func sphereTilingIsSymmetricAboutTheDevicesHorizontalPlane() {
         var mixture = PositionMixture(capacity: 96)
         let antenna = Vector3(0.2, 1.4, -0.1)

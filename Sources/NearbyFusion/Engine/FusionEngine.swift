@@ -104,10 +104,13 @@ public struct FusionEngine: Sendable {
     }
 
     /// The object's current position estimate (mixture mean and covariance, world frame,
-    /// metres and m²), or `nil` before the first range. Allocation-free.
+    /// metres and m²), or `nil` before the first range. Allocation-free. While an object that
+    /// may move (a peer) is acquired from ranges, each hypothesis is taken on the sphere of its
+    /// distance about the device: ranges alone leave a moving object's bearing free to turn
+    /// about the device (<doc:Derivations#A-moving-objects-estimate-reported-on-its-sphere>).
     public func moments(_ handle: ObjectHandle) -> MixtureMoments? {
         let o = objects[handle.index]
-        return o.mixture.isEmpty ? nil : o.mixture.moments
+        return o.mixture.isEmpty ? nil : o.reportedMoments
     }
 
     /// What an object's estimate is doing before its next update.
@@ -132,7 +135,7 @@ public struct FusionEngine: Sendable {
     /// A snapshot of an object's estimator state.
     public func snapshot(_ handle: ObjectHandle) -> ObjectStateSnapshot {
         let o = objects[handle.index]
-        return ObjectStateSnapshot(objectID: o.objectID, moments: o.mixture.isEmpty ? nil : o.mixture.moments,
+        return ObjectStateSnapshot(objectID: o.objectID, moments: o.mixture.isEmpty ? nil : o.reportedMoments,
                                    hypothesisCount: o.mixture.count, hypotheses: Array(o.mixture.hypotheses),
                                    assessment: o.coaching.lastAssessment, kinematics: o.phase == .tracking ? o.motion.combined : nil,
                                    movingProbability: o.phase == .tracking ? o.motion.movingProbability : nil,

@@ -28,6 +28,22 @@ struct ObjectTracker: Sendable {
     /// The position estimate the convergence analysis and the outputs read: the Gaussian
     /// sum while acquiring, the IMM's combined position (one hypothesis) while tracking.
     var mixture: PositionMixture
+
+    /// The position estimate the engine reports (``FusionEngine/moments(_:)``, the snapshot):
+    /// ``mixture``'s moments, or — while an object that may move is acquired — its moments on
+    /// the spheres about the latest antenna position (``PositionMixture/momentsOnSphere(about:)``).
+    ///
+    /// Ranges alone do not tell a relative path from the same path rotated about the device:
+    /// with the object at `x + v (t − t₀)` and the device at `a + w (t − t₀)`, every range
+    /// `‖(x − a) + (v − w)(t − t₀)‖` is unchanged when `x − a` and `v − w` turn together by any
+    /// rotation, which moves `x` on the sphere of its distance about `a`. A hypothesis of the
+    /// moving batch whose bearing the ranges have not fixed is therefore spread over that sphere,
+    /// tens of degrees across; its Gaussian, flat in the tangent plane, would claim the distance
+    /// from the device to centimetres at points the sphere puts metres inside it.
+    var reportedMoments: MixtureMoments {
+        guard phase == .acquiring, mayMove, let a = window.entries.last?.antennaInWorld else { return mixture.moments }
+        return mixture.momentsOnSphere(about: a)
+    }
     var window: MeasurementWindow
     /// The motion model; meaningful only while ``phase`` is `tracking`. Stored, not
     /// optional, so that each update works on it in place (no copy of its ~500 bytes in and

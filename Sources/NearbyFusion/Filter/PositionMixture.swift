@@ -444,6 +444,48 @@ public struct MixtureMoments: Sendable, Hashable {
         return result
     }
 
+    /// The mixture's mean and covariance with each hypothesis taken as lying on the sphere of
+    /// its distance about `a` (world frame, metres) rather than on its tangent plane.
+    ///
+    /// A hypothesis `N(μ, P)` at distance `r = ‖μ − a‖` along `u = (μ − a)/r` whose uncertainty
+    /// across the line of sight is a rotation about `a` — every position it allows at the same
+    /// distance — lies on the sphere, not on the plane its Gaussian is flat in: a point `t` across
+    /// the line of sight (`t ~ N(0, P_t)`, `P_t = Π P Π`, `Π = I − u uᵀ`) sits `‖t‖²/(2r)` inside
+    /// the plane, to second order. Its moments are then
+    ///
+    ///     μ' = μ − tr(P_t)/(2r) u,      P' = P + tr(P_t²)/(2r²) u uᵀ
+    ///
+    /// (`E‖t‖² = tr P_t`, `Var ‖t‖² = 2 tr P_t²`, and `t` and `‖t‖²` are uncorrelated), mixed as
+    /// ``moments`` mixes. Where the rotation is a few degrees the terms vanish; where it is tens
+    /// of degrees — a range-only object that moves, see `ObjectTracker.reportedMoments` — a
+    /// Gaussian flat in the plane claims the distance from the device to centimetres at points
+    /// the sphere puts metres inside it. A hypothesis within 10 cm of `a` is taken as it is.
+    public func momentsOnSphere(about a: Vector3) -> MixtureMoments {
+        var mean = Vector3.zero
+        func curved(_ h: PositionHypothesis) -> (mean: Vector3, covariance: Matrix3) {
+            let d = h.meanInWorld - a
+            let r = d.length
+            guard r > 0.1, r.isFinite else { return (h.meanInWorld, h.covariance) }
+            let u = d / r
+            let across = Matrix3.identity - Matrix3.outer(u, u)
+            let pt = across * h.covariance * across
+            let squared = pt * pt
+            return (h.meanInWorld - (pt.trace / (2 * r)) * u, h.covariance + (squared.trace / (2 * r * r)) * Matrix3.outer(u, u))
+        }
+        for h in hypotheses {
+            let w = hypotheses.count == 1 ? 1 : exp(h.logWeight)
+            mean += w * curved(h).mean
+        }
+        var p = Matrix3.zero
+        for h in hypotheses {
+            let w = hypotheses.count == 1 ? 1 : exp(h.logWeight)
+            let c = curved(h)
+            let d = c.mean - mean
+            p += w * (c.covariance + Matrix3.outer(d, d))
+        }
+        return MixtureMoments(meanInWorld: mean, covariance: p.symmetrized)
+    }
+
     /// The mixture's mean and covariance (see ``MixtureMoments``).
     public var moments: MixtureMoments {
         if hypotheses.count == 1 { return MixtureMoments(meanInWorld: hypotheses[0].meanInWorld, covariance: hypotheses[0].covariance) }
