@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Internals) import NearbyFusion
+@_spi(Internals) import NearbyFusionEvaluation
 import NearbyFusionTestSupport
 import NearbyFusionRecording
 import NearbyFusionSimulation
@@ -103,6 +104,37 @@ struct FilterTests {
         let flat = try #require(mixture.moments.covariance.inverse).quadraticForm(point - mixture.moments.meanInWorld)
         let onSphere = try #require(curved.covariance.inverse).quadraticForm(point - curved.meanInWorld)
         #expect(flat > 1000 && onSphere < 6, "NEES \(flat) flat, \(onSphere) on the sphere")
+    }
+
+    /// A still phone ranging a still Channel Sounding tag reports its bank on the sphere of
+    /// each tile's distance: the moments' second moment about the device, `‖μ̄ − a‖² + tr P̄`, is
+    /// the tiles' mean squared distance (flat tiles reach beyond it by their tangential
+    /// variance). A phone that walked toward the tag and back has ranged it from metres apart:
+    /// its ranges leave a ring about its path, not a sphere about the device, and the flat
+    /// moments are reported.
+    @Test func aBankRangedFromOnePlaceIsReportedOnTheSphereAndAWalkersIsNot() throws {
+        for seed: UInt64 in 1...2 {
+            let run = ScenarioRun(ScenarioCatalogue.channelSoundingProfileStill(seed: seed, stem: "cs-ifft", model: .inverseFFT))
+            var curved = 0
+            for u in run.updates where u.hypotheses.count > 1 {
+                var bank = PositionMixture(capacity: u.hypotheses.count)
+                bank.reset(u.hypotheses)
+                let reported = try #require(u.moments)
+                guard reported != bank.moments else { continue }
+                curved += 1
+                let a = u.truthInWorld - u.trueDistanceVector
+                var meanSquare = 0.0
+                for h in u.hypotheses { meanSquare += exp(h.logWeight) * (h.meanInWorld - a).lengthSquared }
+                let second = (reported.meanInWorld - a).lengthSquared + reported.covariance.trace
+                #expect(abs(second / meanSquare - 1) < 0.01, "seed \(seed) at \(u.estimate.timestamp) s: \(second) against \(meanSquare) m²")
+            }
+            #expect(curved >= run.updates.count - 3, "seed \(seed): \(curved) of \(run.updates.count) updates on the sphere")
+        }
+        let walk = ScenarioRun(ScenarioCatalogue.channelSoundingProfileWalk(seed: 1, stem: "cs-ifft", model: .inverseFFT))
+        let last = try #require(walk.updates.last)
+        var bank = PositionMixture(capacity: max(last.hypotheses.count, 1))
+        bank.reset(last.hypotheses)
+        #expect(last.moments == bank.moments)
     }
 
     @Test func sphereTilingIsSymmetricAboutTheDevicesHorizontalPlane() {

@@ -104,10 +104,11 @@ public struct FusionEngine: Sendable {
     }
 
     /// The object's current position estimate (mixture mean and covariance, world frame,
-    /// metres and m²), or `nil` before the first range. Allocation-free. While an object that
-    /// may move (a peer) is acquired from ranges, each hypothesis is taken on the sphere of its
-    /// distance about the device: ranges alone leave a moving object's bearing free to turn
-    /// about the device (<doc:Derivations#A-moving-objects-estimate-reported-on-its-sphere>).
+    /// metres and m²), or `nil` before the first range. Allocation-free. While an object is
+    /// acquired and its ranges leave it free to turn about the device — an object that may move
+    /// (a peer), or a still one ranged from within a tenth of its distance — each hypothesis is
+    /// taken on the sphere of its distance about the device, not on its tangent plane
+    /// (<doc:Derivations#An-estimate-reported-on-its-sphere>).
     public func moments(_ handle: ObjectHandle) -> MixtureMoments? {
         let o = objects[handle.index]
         return o.mixture.isEmpty ? nil : o.reportedMoments

@@ -30,20 +30,36 @@ struct ObjectTracker: Sendable {
     var mixture: PositionMixture
 
     /// The position estimate the engine reports (``FusionEngine/moments(_:)``, the snapshot):
-    /// ``mixture``'s moments, or — while an object that may move is acquired — its moments on
-    /// the spheres about the latest antenna position (``PositionMixture/momentsOnSphere(about:)``).
+    /// ``mixture``'s moments, or — while the object is acquired and what its ranges leave open
+    /// is a turn about the device — its moments on the spheres about the latest antenna
+    /// position (``PositionMixture/momentsOnSphere(about:)``). Two cases:
     ///
-    /// Ranges alone do not tell a relative path from the same path rotated about the device:
-    /// with the object at `x + v (t − t₀)` and the device at `a + w (t − t₀)`, every range
-    /// `‖(x − a) + (v − w)(t − t₀)‖` is unchanged when `x − a` and `v − w` turn together by any
-    /// rotation, which moves `x` on the sphere of its distance about `a`. A hypothesis of the
-    /// moving batch whose bearing the ranges have not fixed is therefore spread over that sphere,
-    /// tens of degrees across; its Gaussian, flat in the tangent plane, would claim the distance
-    /// from the device to centimetres at points the sphere puts metres inside it.
+    /// - **An object that may move.** Ranges alone do not tell a relative path from the same
+    ///   path rotated about the device: with the object at `x + v (t − t₀)` and the device at
+    ///   `a + w (t − t₀)`, every range `‖(x − a) + (v − w)(t − t₀)‖` is unchanged when `x − a`
+    ///   and `v − w` turn together by any rotation, which moves `x` on the sphere of its
+    ///   distance about `a`.
+    /// - **A still object ranged from about one place**: every antenna position of the window
+    ///   within ``sphereCentreFraction`` of the object's distance from the latest. Its ranges
+    ///   then fix only that distance about (nearly) one centre. A device that walked leaves a
+    ///   ring about its path instead, whose centre is not the device: there the flat moments
+    ///   stand.
+    ///
+    /// A hypothesis whose bearing the ranges have not fixed is spread over that sphere, tens of
+    /// degrees across; its Gaussian, flat in the tangent plane, would claim the distance from
+    /// the device to centimetres at points the sphere puts metres inside it.
     var reportedMoments: MixtureMoments {
-        guard phase == .acquiring, mayMove, let a = window.entries.last?.antennaInWorld else { return mixture.moments }
+        guard phase == .acquiring, let a = window.entries.last?.antennaInWorld else { return mixture.moments }
+        if mayMove { return mixture.momentsOnSphere(about: a) }
+        let reach = Self.sphereCentreFraction * fusedDistance(from: a)
+        for e in window.entries where (e.antennaInWorld - a).lengthSquared > reach * reach { return mixture.moments }
         return mixture.momentsOnSphere(about: a)
     }
+
+    /// How far, as a fraction of a still object's distance, the antenna may have been from its
+    /// latest position over the window for the object to be reported on the sphere about it
+    /// (``reportedMoments``): the sphere's centre is then known to a tenth of its radius.
+    static let sphereCentreFraction = 0.1
     var window: MeasurementWindow
     /// The motion model; meaningful only while ``phase`` is `tracking`. Stored, not
     /// optional, so that each update works on it in place (no copy of its ~500 bytes in and

@@ -457,9 +457,10 @@ public struct MixtureMoments: Sendable, Hashable {
     ///
     /// (`E‖t‖² = tr P_t`, `Var ‖t‖² = 2 tr P_t²`, and `t` and `‖t‖²` are uncorrelated), mixed as
     /// ``moments`` mixes. Where the rotation is a few degrees the terms vanish; where it is tens
-    /// of degrees — a range-only object that moves, see `ObjectTracker.reportedMoments` — a
-    /// Gaussian flat in the plane claims the distance from the device to centimetres at points
-    /// the sphere puts metres inside it. A hypothesis within 10 cm of `a` is taken as it is.
+    /// of degrees — a range-only object that moves, or a still one ranged from one place, see
+    /// `ObjectTracker.reportedMoments` — a Gaussian flat in the plane claims the distance from
+    /// the device to centimetres at points the sphere puts metres inside it. A hypothesis
+    /// within 10 cm of `a` is taken as it is.
     public func momentsOnSphere(about a: Vector3) -> MixtureMoments {
         var mean = Vector3.zero
         func curved(_ h: PositionHypothesis) -> (mean: Vector3, covariance: Matrix3) {
