@@ -40,14 +40,15 @@ extension ObjectTracker {
         // that shows it, each model gates them for itself, and the moving model starts from the
         // run's line (`seedMovingModelFromRunAway`).
         var runsAway = false
-        if stationaryGate == .positiveResiduals, entry.hasRange,
-           rangesRunAway(entry.rangeMetres - (motion.stationary.positionInWorld - a).length, at: entry.timestamp, options: o) {
-            stationaryGate = .off
-            runsAway = true
-            seedMovingModelFromRunAway(antennaInWorld: a, options: o)
-        } else if stationaryGate == .positiveResiduals, entry.hasRange, restarts.runAwayRangesLeft > 0 {
-            stationaryGate = .off
-            runsAway = true
+        if stationaryGate == .positiveResiduals, entry.hasRange {
+            if rangesRunAway(entry.rangeMetres - (motion.stationary.positionInWorld - a).length, at: entry.timestamp, options: o) {
+                seedMovingModelFromRunAway(antennaInWorld: a, options: o)
+            }
+            // (The range that recognises a run sets the count to eight.)
+            if restarts.runAwayRangesLeft > 0 {
+                stationaryGate = .off
+                runsAway = true
+            }
         }
         if entry.hasRange {
             rangeAccepted = motion.update(model: o.rangeModel(from: a, measured: entry.rangeMetres),
@@ -103,7 +104,8 @@ extension ObjectTracker {
         let r = d.length
         guard r > 1e-6, line.excess.isFinite, line.rate.isFinite else { return }
         let u = d / r
-        let rangeVariance = o.sensors.rangeStandardDeviation * o.sensors.rangeStandardDeviation * rangeVarianceScale
+        // (`o` carries the learned range noise already: `fuseWithLearnedRangeNoise`.)
+        let rangeVariance = o.sensors.rangeStandardDeviation * o.sensors.rangeStandardDeviation
         let radial = Matrix3.outer(u, u), across = Matrix3.identity - radial
         var m = motion.moving
         m.positionInWorld = across * m.positionInWorld + (u.dot(ps) + line.excess) * u

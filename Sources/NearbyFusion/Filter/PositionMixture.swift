@@ -462,8 +462,7 @@ public struct MixtureMoments: Sendable, Hashable {
     /// the device to centimetres at points the sphere puts metres inside it. A hypothesis
     /// within 10 cm of `a` is taken as it is.
     public func momentsOnSphere(about a: Vector3) -> MixtureMoments {
-        var mean = Vector3.zero
-        func curved(_ h: PositionHypothesis) -> (mean: Vector3, covariance: Matrix3) {
+        mixedMoments { h in
             let d = h.meanInWorld - a
             let r = d.length
             guard r > 0.1, r.isFinite else { return (h.meanInWorld, h.covariance) }
@@ -473,29 +472,26 @@ public struct MixtureMoments: Sendable, Hashable {
             let squared = pt * pt
             return (h.meanInWorld - (pt.trace / (2 * r)) * u, h.covariance + (squared.trace / (2 * r * r)) * Matrix3.outer(u, u))
         }
-        for h in hypotheses {
-            let w = hypotheses.count == 1 ? 1 : exp(h.logWeight)
-            mean += w * curved(h).mean
-        }
-        var p = Matrix3.zero
-        for h in hypotheses {
-            let w = hypotheses.count == 1 ? 1 : exp(h.logWeight)
-            let c = curved(h)
-            let d = c.mean - mean
-            p += w * (c.covariance + Matrix3.outer(d, d))
-        }
-        return MixtureMoments(meanInWorld: mean, covariance: p.symmetrized)
     }
 
     /// The mixture's mean and covariance (see ``MixtureMoments``).
     public var moments: MixtureMoments {
         if hypotheses.count == 1 { return MixtureMoments(meanInWorld: hypotheses[0].meanInWorld, covariance: hypotheses[0].covariance) }
+        return mixedMoments { ($0.meanInWorld, $0.covariance) }
+    }
+
+    /// The moments of the hypotheses each taken as the Gaussian `component(h)` gives:
+    /// `μ̄ = Σ wᵢ μᵢ`, `P̄ = Σ wᵢ (Pᵢ + (μᵢ − μ̄)(μᵢ − μ̄)ᵀ)`, `wᵢ` the normalised weights (1 for a
+    /// lone hypothesis), symmetrised. ``moments`` and ``momentsOnSphere(about:)`` share it.
+    @inline(__always)
+    private func mixedMoments(_ component: (PositionHypothesis) -> (mean: Vector3, covariance: Matrix3)) -> MixtureMoments {
         var mean = Vector3.zero
-        for h in hypotheses { mean += exp(h.logWeight) * h.meanInWorld }
+        for h in hypotheses { mean += (hypotheses.count == 1 ? 1 : exp(h.logWeight)) * component(h).mean }
         var p = Matrix3.zero
         for h in hypotheses {
-            let d = h.meanInWorld - mean
-            p += exp(h.logWeight) * (h.covariance + Matrix3.outer(d, d))
+            let c = component(h)
+            let d = c.mean - mean
+            p += (hypotheses.count == 1 ? 1 : exp(h.logWeight)) * (c.covariance + Matrix3.outer(d, d))
         }
         return MixtureMoments(meanInWorld: mean, covariance: p.symmetrized)
     }
