@@ -329,7 +329,8 @@ extension BatchRefinement {
     /// (``MovingLinearisation``): a new update adds its own terms, and the minimum of the model,
     /// `δ = (A − K)⁻¹ b`, is taken while it holds (``movingStepIsWithinLinearisation(_:_:model:now:firstEntryTime:offset:k:tolerance:)``);
     /// otherwise the hypothesis is re-solved from its last solution as above and the model
-    /// rebuilt there. The model anchored at `t_m` reports the state at `now` through
+    /// rebuilt there — the solve stopping, after at least one step, once the model linearised
+    /// afresh at its point holds over its step to the minimum (`solveMoving`). The model anchored at `t_m` reports the state at `now` through
     /// `x(now) = x(t_m) + s v`, `s = now − t_m`: `P_xx = C_xx + s (C_xv + C_xvᵀ) + s² C_vv`,
     /// `P_xv = C_xv + s C_vv`, `P_vv = C_vv` (`C = A⁻¹`), and `f* = f̂ − ½ bᵀδ`.
     ///
@@ -413,11 +414,26 @@ extension BatchRefinement {
     /// ``refineMoving(_:window:now:start:options:addedVariance:)``), rebuilds its model there,
     /// anchored at `now`, and settles it. Leaves it as it was (and drops its model) when the
     /// equations become singular.
+    ///
+    /// The solve stops as a kept model is judged: once, after at least one step, the window
+    /// linearised afresh at its point `(x, v)` makes a model whose step to its minimum holds
+    /// (``movingStepIsWithinLinearisation(_:_:model:now:firstEntryTime:offset:k:tolerance:)``,
+    /// at the hypothesis's tolerance, ``movingTolerance(logWeight:k:)``), the hypothesis is
+    /// settled at that minimum, `(x + δx, v + δv)`, and the model kept at `(x, v)` — what the
+    /// next update's extension would have found had the model been built a step earlier.
+    /// Iterating on to a decrease of 10⁻⁷ nats moves it by less than the model's own reach and
+    /// costs a window linearisation per iteration along the slowly converging valley of a
+    /// range-only walker. With a tolerance of 0 (the exact batch) it iterates to that decrease.
     static func solveMoving(_ h: inout PositionHypothesis, priorInformation: Matrix3, problem p: MovingProblem) {
         let mu0 = h.priorMeanInWorld
         func linearise(_ x: Vector3, _ v: Vector3) -> (total: MovingNormalEquations, cost: Double,
                                                         measurements: MovingNormalEquations, missing: Bool) {
             lineariseMoving(position: x, velocity: v, priorInformation: priorInformation, priorMean: mu0, problem: p)
+        }
+        func model(at x: Vector3, _ v: Vector3, _ terms: (measurements: MovingNormalEquations, missing: Bool)) -> MovingLinearisation {
+            MovingLinearisation(position: x, velocity: v, anchorTime: p.now, startTime: p.start, measurements: terms.measurements,
+                                hasMissingDirections: terms.missing, windowRevision: p.window.revision,
+                                entryCount: p.window.entries.count, logWeight: h.logWeight)
         }
         // From the last solution (the tile's point, standing still, at first): a
         // hypothesis's basin moves with its object, and the 6-D problem re-solved from
@@ -426,9 +442,24 @@ extension BatchRefinement {
         var x = h.meanInWorld, v = h.velocityInWorld
         var current = linearise(x, v)
         var f = current.cost
-        for _ in 0..<20 {
+        let tolerance = movingTolerance(logWeight: h.logWeight, k: p.k)
+        let antenna = p.window.entries.last?.antennaInWorld ?? mu0
+        for iteration in 0..<20 {
             guard let solution = current.total.solve() else { h.moving = MovingLinearisation(); return }
             let newton = current.total.newtonStep()
+            if iteration > 0, tolerance > 0, let first = p.window.entries.first {
+                // The model linearised here holds over its step: settled at its minimum.
+                var held = solution
+                if let newton { (held.dx, held.dv) = newton }
+                let kept = model(at: x, v, (current.measurements, current.missing))
+                if held.dx.isFinite, held.dv.isFinite, solution.positionCovariance.isFinite, solution.positionCovariance.determinant > 0,
+                   movingStepIsWithinLinearisation(held.dx, held.dv, model: kept, now: p.now, firstEntryTime: first.timestamp,
+                                                   offset: x + held.dx - antenna, k: p.k, tolerance: tolerance) {
+                    h.moving = kept
+                    settleMoving(&h, model: kept, total: current.total, cost: f, solution: held, moves: true, problem: p)
+                    return
+                }
+            }
             var (dx, dv) = cappedMovingStep(newton?.dx ?? solution.dx, newton?.dv ?? solution.dv)
             var accepted = false
             for _ in 0..<10 {
@@ -450,12 +481,9 @@ extension BatchRefinement {
         }
         guard x.isFinite, v.isFinite, let solution = current.total.solve(), solution.positionCovariance.isFinite,
               solution.positionCovariance.determinant > 0 else { h.moving = MovingLinearisation(); return }
-        h.moving = MovingLinearisation(position: x, velocity: v, anchorTime: p.now, startTime: p.start,
-                                       measurements: current.measurements, hasMissingDirections: current.missing,
-                                       windowRevision: p.window.revision, entryCount: p.window.entries.count,
-                                       logWeight: h.logWeight)
-        let model = h.moving
-        settleMoving(&h, model: model, total: current.total, cost: f, solution: solution, moves: false, problem: p)
+        h.moving = model(at: x, v, (current.measurements, current.missing))
+        let kept = h.moving
+        settleMoving(&h, model: kept, total: current.total, cost: f, solution: solution, moves: false, problem: p)
     }
 
     /// Sets a hypothesis from a model's minimum `(x̂ + δx, v̂ + δv)` at its anchor `t_m` (the
@@ -517,11 +545,10 @@ extension BatchRefinement {
                        velocityCovariance: Matrix3, logDeterminant: Double))? {
         let window = p.window, now = p.now, start = p.start, k = p.k, velocityInformation = p.velocityInformation
         let antenna = window.entries.last?.antennaInWorld ?? priorMean
-        let base = k.options.acquisition.relinearisationTolerance * max(k.options.acquisition.movingBatchToleranceScale, 0)
-        guard base > 0, model.entryCount >= 0, model.windowRevision == window.revision, model.startTime == start,
+        let tolerance = movingTolerance(logWeight: logWeight, k: k)
+        guard tolerance > 0, model.entryCount >= 0, model.windowRevision == window.revision, model.startTime == start,
               model.entryCount <= window.entries.count, let first = window.entries.first,
               logWeight >= model.logWeightAtLinearisation - MovingLinearisation.weightFallBeforeResolving else { return nil }
-        let weight = exp(logWeight)
         var outlier = false
         if model.entryCount < window.entries.count {
             let added = addMoving(window.entries[model.entryCount...], position: model.position, velocity: model.velocity,
@@ -537,8 +564,6 @@ extension BatchRefinement {
         // outlier), Newton iterations: the window linearised afresh at the minimum carried to `now` (anchored
         // there), kept if its cost is no higher than the model's at its point (otherwise the
         // step is halved; steps capped at 1 m and 1 m/s), at most eight.
-        // The tolerance scales with `√(0.01/w)`, as the still batch's does.
-        let tolerance = base * min(max(0.1, (0.01 / max(weight, 1e-300)).squareRoot()), 100)
         var iterations = 0
         while true {
             let prior = movingPrior(position: model.position, velocity: model.velocity, anchor: model.anchorTime, start: start,
@@ -575,6 +600,18 @@ extension BatchRefinement {
             }
             guard accepted else { return nil }
         }
+    }
+
+    /// The fraction of the range's σ a moving hypothesis holding `w = exp(logWeight)` of the
+    /// weight may move by its model's curvature before the window is linearised afresh:
+    /// ``FusionOptions/Acquisition/relinearisationTolerance`` times
+    /// ``FusionOptions/Acquisition/movingBatchToleranceScale``, scaled by `√(0.01/w)` within
+    /// `[0.1, 100]` as the still batch's is; 0 (the exact batch) when either is 0.
+    @inline(__always)
+    static func movingTolerance(logWeight: Double, k: Constants) -> Double {
+        let base = k.options.acquisition.relinearisationTolerance * max(k.options.acquisition.movingBatchToleranceScale, 0)
+        guard base > 0 else { return 0 }
+        return base * min(max(0.1, (0.01 / max(exp(logWeight), 1e-300)).squareRoot()), 100)
     }
 
     /// A step of the moving batch (Newton's or Gauss–Newton's), scaled down (both parts alike)
