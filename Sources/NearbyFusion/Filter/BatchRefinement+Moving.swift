@@ -330,9 +330,10 @@ extension BatchRefinement {
     /// `δ = (A − K)⁻¹ b`, is taken while it holds (``movingStepIsWithinLinearisation(_:_:model:now:firstEntryTime:offset:k:tolerance:)``);
     /// otherwise the hypothesis is re-solved from its last solution as above and the model
     /// rebuilt there — the solve stopping, after at least one step, once the model linearised
-    /// afresh at its point holds over its step to the minimum (`solveMoving`). The model anchored at `t_m` reports the state at `now` through
-    /// `x(now) = x(t_m) + s v`, `s = now − t_m`: `P_xx = C_xx + s (C_xv + C_xvᵀ) + s² C_vv`,
-    /// `P_xv = C_xv + s C_vv`, `P_vv = C_vv` (`C = A⁻¹`), and `f* = f̂ − ½ bᵀδ`.
+    /// afresh at its point holds over its step to the minimum (`solveMoving`). The model
+    /// anchored at `t_m` reports the state at `now` through `x(now) = x(t_m) + s v`,
+    /// `s = now − t_m`: `P_xx = C_xx + s (C_xv + C_xvᵀ) + s² C_vv`, `P_xv = C_xv + s C_vv`,
+    /// `P_vv = C_vv` (`C = A⁻¹`), and `f* = f̂ − ½ bᵀδ`.
     ///
     /// Whether the motion is observable is exactly what the Laplace covariance says: ranges
     /// alone determine a moving object only once the observer's own motion breaks the
