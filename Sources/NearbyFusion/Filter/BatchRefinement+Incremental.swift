@@ -278,12 +278,10 @@ extension BatchRefinement {
         // The newest antenna position, or the tile's own centre's stand-in before any entry.
         let antenna = window.entries.last?.antennaInWorld ?? priorMean
         let sigma = k.options.sensors.rangeStandardDeviation
-        // The tolerance scales with `√(0.01/w)`, from a tenth for a hypothesis holding all the
-        // weight (whose covariance the convergence and the outputs read) to 100× at 10⁻⁶ (whose
-        // evidence need only say that it stays light; once it gains weight the tolerance
-        // tightens and its model is rebuilt).
+        // The tolerance scales with the weight: once a hypothesis gains weight it tightens, and
+        // the model is rebuilt.
         let weight = exp(logWeight)
-        let tolerance = base * min(max(0.1, (0.01 / max(weight, 1e-300)).squareRoot()), 100)
+        let tolerance = weightedTolerance(base, weight: weight)
         // A burst chain's newest ranges carry filtered weights: the chain is smoothed again at
         // every update for a hypothesis holding 1 % of the weight or more (and among the eight
         // heaviest, `Constants.everyUpdateSmoothingWeight`), after 4 updates for one holding
@@ -402,6 +400,15 @@ extension BatchRefinement {
             if !accepted { break }
         }
         return x.isFinite ? x : nil
+    }
+
+    /// A reach tolerance `τ` scaled to a hypothesis holding `w` of the weight: `τ √(0.01/w)`
+    /// within `[0.1 τ, 100 τ]` — a tenth for a hypothesis holding all the weight (whose
+    /// covariance the convergence and the outputs read), 100× at 10⁻⁶ (whose evidence need only
+    /// say that it stays light). The still batch's and the moving batch's models share it.
+    @inline(__always)
+    static func weightedTolerance(_ base: Double, weight: Double) -> Double {
+        base * min(max(0.1, (0.01 / max(weight, 1e-300)).squareRoot()), 100)
     }
 
     /// Whether a model linearised at `x̂` still holds at `x̂ + δ`: the range's second-order term

@@ -606,13 +606,13 @@ extension BatchRefinement {
     /// The fraction of the range's σ a moving hypothesis holding `w = exp(logWeight)` of the
     /// weight may move by its model's curvature before the window is linearised afresh:
     /// ``FusionOptions/Acquisition/relinearisationTolerance`` times
-    /// ``FusionOptions/Acquisition/movingBatchToleranceScale``, scaled by `√(0.01/w)` within
-    /// `[0.1, 100]` as the still batch's is; 0 (the exact batch) when either is 0.
+    /// ``FusionOptions/Acquisition/movingBatchToleranceScale``, scaled to the weight as the still
+    /// batch's is (``weightedTolerance(_:weight:)``); 0 (the exact batch) when either is 0.
     @inline(__always)
     static func movingTolerance(logWeight: Double, k: Constants) -> Double {
         let base = k.options.acquisition.relinearisationTolerance * max(k.options.acquisition.movingBatchToleranceScale, 0)
         guard base > 0 else { return 0 }
-        return base * min(max(0.1, (0.01 / max(exp(logWeight), 1e-300)).squareRoot()), 100)
+        return weightedTolerance(base, weight: exp(logWeight))
     }
 
     /// A step of the moving batch (Newton's or Gauss–Newton's), scaled down (both parts alike)
