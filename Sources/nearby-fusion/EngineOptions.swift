@@ -6,6 +6,9 @@ struct EngineOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The σ, metres, of a constant bias the ranges may carry (an uncalibrated antenna delay), considered in the covariance the coaching and the outputs read; 0 (the default) takes ranges as unbiased, as Nearby Interaction's calibrated UWB is. See FusionOptions.sensors.rangeBiasStandardDeviation.", valueName: "METRES"))
     var rangeBias = 0.0
 
+    @Flag(help: "Keep the moving models of an object that lies still running on every update (slower). By default they sleep while the probability of motion stays below a quarter of 1 %, weighed from the still model's innovations, and wake where it would reach 1 % or at a second range in a row outside the still model's gate. See FusionOptions.motion.movingModelSleeps.")
+    var awakeMovingModel = false
+
     @Option(help: ArgumentHelp("The shortest time, seconds, between two fused updates of one object: a faster radio's other updates are published, not fused (its errors last longer than its interval). 0 fuses every update. See FusionOptions.sensors.minimumFusionInterval.", valueName: "SECONDS"))
     var fusionInterval = FusionOptions().sensors.minimumFusionInterval
 
@@ -84,6 +87,7 @@ struct EngineOptions: ParsableArguments {
     var fusionOptions: FusionOptions {
         var o = FusionOptions()
         o.sensors.rangeBiasStandardDeviation = rangeBias
+        o.motion.movingModelSleeps = !awakeMovingModel
         o.sensors.minimumFusionInterval = fusionInterval
         o.motion.steadyAccelerationIntensity = steadyWalk
         o.acquisition.considersDriftGeometry = driftGeometry

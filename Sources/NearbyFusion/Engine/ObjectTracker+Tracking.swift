@@ -99,6 +99,7 @@ extension ObjectTracker {
     /// moving model predicts and outside the still model's gate.
     mutating func seedMovingModelFromRunAway(antennaInWorld a: Vector3, options o: FusionOptions) {
         guard let line = restarts.runAwayLine() else { return }
+        motion.wakeMovingModel(predicted: true)
         let ps = motion.stationary.positionInWorld
         let d = ps - a
         let r = d.length

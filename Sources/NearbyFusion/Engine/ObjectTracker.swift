@@ -240,6 +240,7 @@ struct ObjectTracker: Sendable {
             motion = InteractingMultipleModel(positionInWorld: meanInWorld, positionCovariance: covariance,
                                               velocityPriorVariance: velocityPriorVariance, movingProbability: movingProbability)
         }
+        motion.wakeProbability = options.motion.movingModelSleeps ? 1 - options.motion.modeCertainty : 0
         mixture.reset(meanInWorld: meanInWorld, covariance: covariance)
         publishedVelocity = .zero
         phase = .tracking

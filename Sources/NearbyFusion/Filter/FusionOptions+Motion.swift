@@ -99,6 +99,15 @@ extension FusionOptions {
         /// Mode probability above which that mode's own estimate is published instead of the
         /// IMM's combination (the other mode's share is then below 1 %).
         public var modeCertainty: Double = 0.99
+        /// Whether the moving models of an object that lies still sleep (`--awake-moving-model`
+        /// keeps them running): once the probability of motion has stayed below a quarter of
+        /// `1 − modeCertainty` for ten updates, only the stationary model is predicted and
+        /// corrected, the moving one being weighed from the stationary innovations, until a
+        /// measurement would lift the probability of motion to `1 − modeCertainty`, where the
+        /// moving model would start to count in the published estimate, or a second range in a
+        /// row falls outside the stationary model's gate (`InteractingMultipleModel`, "A
+        /// sleeping moving model").
+        public var movingModelSleeps = true
 
         public init() {}
     }

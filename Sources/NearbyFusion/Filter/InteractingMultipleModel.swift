@@ -88,6 +88,34 @@ public struct SteadyMotion: Sendable, Hashable {
 ///
 /// A hint from the app (``MotionActivityState``) pins the mode: `stationary` or `moving`
 /// gives that model probability 1 and no transitions; `unknown` returns to the prior.
+///
+/// **A sleeping moving model** (model-set adaptation, as in Li's variable-structure multiple
+/// model estimation): an object that lies still needs only its stationary model, and the
+/// moving ones cost half of every update. Once the probability of motion has stayed below a
+/// quarter of ``wakeProbability`` for ``sleepAfterUpdates`` updates, the moving models stop
+/// running (``movingAsleep``), and what the manoeuvring model held beyond the stationary one is
+/// kept as two variances per world axis (m²): its excess `e = max(tr P_m − tr P_s, 0)/3` and
+/// its offset `o = |p_m − p_s|²/3`. A sleeping model stands for the one the mix would start
+/// from the stationary model — its position, `v = 0`, `P_vv = σ_v² I`, its covariance widened by
+/// `e` — predicted over `Δt` by constant velocity: its mean is the stationary model's and its
+/// position covariance the stationary one's plus `C = diag(Δt² σ_v² + e + q_a Δt³/3)`. Each
+/// measurement `z` weighs it against the stationary model as the awake filter would, from
+/// the stationary innovation `ν` and its covariance `S_s`:
+///
+///     S_m = S_s + H C Hᵀ,    Λ_m ← Λ_m ((1 − ε) N(ν; 0, S_m) + ε/span)
+///
+/// (one quadratic form, no linearisation or correction of its own), and the mode
+/// probabilities run through steps 1, 5 and 6 as usual. The stationary model's mix takes the
+/// sleeping model's share `w = (π_ms μ_m + π_ws μ_w)/c̄_s` as the spread it would bring,
+/// `P_s ← P_s + w (e + o) I`. When a measurement would lift the probability of motion to
+/// ``wakeProbability`` — the level at which the moving model starts to count in what is
+/// published (`1 − certainty`, ``published(certainty:)``) — the model wakes where the awake
+/// filter's would be: the last steps it slept through (``SleepTrail``) are run again by the
+/// awake recursion from the stationary start, and the measurement corrects both models. A
+/// second range in a row that the stationary gate sets aside (`StationaryGate`) wakes it too:
+/// through a run of them the awake moving model spreads step after step, unconstrained along
+/// the line of sight, which a sleeping model's one-step spread leaves out. While it sleeps
+/// every published output is the stationary model's.
 @_spi(Internals) public struct InteractingMultipleModel: Sendable, Hashable {
     /// The stationary model's estimate.
     public var stationary: KinematicGaussian
@@ -117,6 +145,25 @@ public struct SteadyMotion: Sendable, Hashable {
     /// so they hold no probability and nothing reads them. ``moving`` and ``steady`` are then
     /// stale until the pin is lifted.
     public private(set) var movingIdle = false
+    /// The probability of motion at which sleeping moving models wake, and a quarter of which
+    /// they fall asleep below (see the type's discussion); 0, the default: they never sleep.
+    public var wakeProbability = 0.0
+    /// Ranges in a row the stationary gate set aside while the moving model slept.
+    var rejectedInARow = 0
+    /// Whether the moving models sleep: ``moving`` and ``steady`` are stale, and stand for the
+    /// stationary model started on the velocity prior (``combined`` and the published estimate
+    /// are the stationary model's).
+    public internal(set) var movingAsleep = false
+    /// Updates in a row with the probability of motion below the sleeping level.
+    var quietUpdates = 0
+    /// The steps the moving model slept through, to start it where it would be when it wakes.
+    var trail = SleepTrail()
+    /// What the manoeuvring model held beyond the stationary one when it fell asleep, per world
+    /// axis: `e = max(tr P_pp,m − tr P_pp,s, 0)/3` and `o = |p_m − p_s|²/3` (m²).
+    var sleepingSpread = SleepingSpread()
+
+    /// See ``sleepingSpread``.
+    struct SleepingSpread: Sendable, Hashable { var excess = 0.0, offset = 0.0 }
 
     /// `μ_m + μ_w`, the probability that the object is moving. Setting it keeps the split
     /// between the two moving models (all to the manoeuvring one when both are 0).
@@ -184,7 +231,9 @@ public struct SteadyMotion: Sendable, Hashable {
                                  accelerationIntensity qa: Vector3, velocityPriorVariance: Double,
                                  addedPositionVariance q: Double, steady steadyMotion: SteadyMotion? = nil) {
         let t = max(dt, 0)
-        hasSteadyModel = steadyMotion != nil
+        // A sleeping model wakes when the app pins the mode, or when sleeping is turned off.
+        if movingAsleep && (hint != .unknown || wakeProbability <= 0) { wakeMovingModel(predicted: false) }
+        hasSteadyModel = steadyMotion != nil && !movingAsleep
         // (1) Transition probabilities over dt (the last ones again when Δt and the rates are
         // those of the previous step, as they are at a steady update rate).
         let key = TransitionProbabilities.Key(seconds: t, startRate: prior.startRate, stopRate: prior.stopRate,
@@ -206,6 +255,30 @@ public struct SteadyMotion: Sendable, Hashable {
         let cS = (1 - piSM) * muS + piMS * muM + piWS * muW
         let cM = piSM * muS + (1 - piMS - piMW) * muM + piWM * muW
         let cW = piMW * muM + (1 - piWS - piWM) * muW
+        if movingAsleep {
+            // Asleep: the moving models are the stationary one, so no mix changes anything; the
+            // steady model's share, if any, goes to the manoeuvring one (`μ_w = 0` while asleep).
+            manoeuvringProbability = min(max((cM + cW) / max(cS + cM + cW, 1e-300), 0), 1)
+            steadyProbability = 0
+            // The stationary model's mix (step 2) with the sleeping model, of weight
+            // `w = (π_ms μ_m + π_ws μ_w) / c̄_s` and the spread it had when it fell asleep:
+            // `P_pp ← P_pp + w (e + o) I`.
+            if cS > 1e-12 {
+                let w = (piMS * muM + piWS * muW) / cS
+                stationary.positionCovariance += Matrix3.scaledIdentity(w * (sleepingSpread.excess + sleepingSpread.offset))
+            }
+            stationary.predictStationary(addedPositionVariance: q, velocityPriorVariance: velocityPriorVariance)
+            movingIdle = false
+            trail.begin(SleepTrail.Step(position: stationary.positionInWorld, covariance: stationary.positionCovariance,
+                                        seconds: t, accelerationIntensity: qa, addedPositionVariance: q,
+                                        velocityPriorVariance: velocityPriorVariance, excessVariance: sleepingSpread.excess,
+                                        movingProbabilityBefore: muM,
+                                        stillToMoving: piSM, movingToStill: piMS))
+            stationaryLikelihood = 1
+            movingLikelihood = 1
+            steadyLikelihood = 1
+            return
+        }
         // Every mix reads the previous estimates. The manoeuvring model is mixed first, in
         // place (it reads the stationary and steady ones, still untouched); the stationary
         // one then needs the previous manoeuvring estimate, saved before, and the steady one
@@ -387,9 +460,36 @@ public struct SteadyMotion: Sendable, Hashable {
             let nu = model.residual(z, predicted)
             let nis = nu * nu / (stationary.positionCovariance.quadraticForm(h) + model.variance)
             if nis > model.gate && (stationaryGate == .everyMeasurement || nu > 0) {
-                // Both models get the same factor: the mode probabilities do not move.
+                // Both models get the same factor: the mode probabilities do not move. A
+                // sleeping model wakes at the second in a row: over a run of ranges set aside
+                // the moving model spreads step after step, which a sleeping model's one-step
+                // spread leaves out.
+                if movingAsleep { if rejectedInARow >= 1 { wakeMovingModel(predicted: true) } else { rejectedInARow += 1 } }
                 return false
             }
+            rejectedInARow = 0
+        }
+        if movingAsleep {
+            // The stationary model's step 1 of `KinematicGaussian.update(model:measured:gated:)`,
+            // and the sleeping model's `s_m = s_s + Σ hᵢ² Cᵢ` at the same innovation.
+            let p = stationary.positionInWorld, covariance = stationary.positionCovariance
+            let (predicted, h) = model.linearised(at: p)
+            let second = model.secondOrderTerms(p, covariance: covariance)
+            let nu = model.residual(z, predicted + second.meanShift)
+            let r = model.variance + second.variance
+            let sS = covariance.quadraticForm(h) + r
+            let c = trail.newestSpread
+            let sM = sS + (h.x * h.x * c.x + h.y * h.y * c.y + h.z * h.z * c.z)
+            let fS = inlier * Self.density(nu * nu / sS, normaliser: 2 * .pi * sS) + outlier
+            let fM = inlier * Self.density(nu * nu / sM, normaliser: 2 * .pi * sM) + outlier
+            if !wakes(stationaryFactor: fS, movingFactor: fM) {
+                stationaryLikelihood *= fS
+                movingLikelihood *= fM
+                trail.record(h: h, innovation: nu, at: p, variance: r, gate: model.gate,
+                             robust: SleepTrail.Robust(stationaryFactor: fS, inlier: inlier, outlier: outlier))
+                return stationary.correct(h: h, innovation: nu, noiseVariance: r, gate: model.gate).accepted
+            }
+            wakeMovingModel(predicted: true)
         }
         let s = stationary.update(model: model, measured: z)
         if movingIdle { return s.accepted }
@@ -414,6 +514,25 @@ public struct SteadyMotion: Sendable, Hashable {
         let outlier = eps / (outlierSpan * outlierSpan), inlier = 1 - eps
         let ps = stationary.positionInWorld, pm = moving.positionInWorld
         let base = model.linearised(at: ps)
+        if movingAsleep {
+            // The stationary innovation, and the sleeping model's `S_m = S_s + H C Hᵀ` at it.
+            let i = PlanarInnovation(model: model, measured: z, linearisation: base, covariance: stationary.positionCovariance)
+            let h0 = base.jacobian.row0, h1 = base.jacobian.row1, c = trail.newestSpread, r = model.covariance
+            let sM = SymmetricMatrix2(a: h0.dot(i.ph0) + r.a + (h0.x * h0.x * c.x + h0.y * h0.y * c.y + h0.z * h0.z * c.z),
+                                      b: h0.dot(i.ph1) + r.b + (h0.x * h1.x * c.x + h0.y * h1.y * c.y + h0.z * h1.z * c.z),
+                                      c: h1.dot(i.ph1) + r.c + (h1.x * h1.x * c.x + h1.y * h1.y * c.y + h1.z * h1.z * c.z))
+            let fS = inlier * i.outcome(accepted: false).likelihood + outlier
+            let fM = inlier * (sM.inverse.map { Self.density($0.quadraticForm(i.innovation), normaliser: 4 * .pi * .pi * sM.determinant) } ?? 0)
+                + outlier
+            if !wakes(stationaryFactor: fS, movingFactor: fM) {
+                stationaryLikelihood *= fS
+                movingLikelihood *= fM
+                trail.record(jacobian: base.jacobian, innovation: i.innovation, at: ps, covariance: r, gate: model.gate,
+                             robust: SleepTrail.Robust(stationaryFactor: fS, inlier: inlier, outlier: outlier))
+                return stationary.update(model: model, innovation: i).accepted
+            }
+            wakeMovingModel(predicted: true)
+        }
         let s = stationary.update(model: model, measured: z, linearisation: base)
         if movingIdle { return s.accepted }
         let m: UpdateOutcome
@@ -449,6 +568,7 @@ public struct SteadyMotion: Sendable, Hashable {
             return
         case .unknown: break
         }
+        defer { if wakeProbability > 0 { noteQuietUpdate() } }
         let ws = (1 - movingProbability) * stationaryLikelihood, wm = manoeuvringProbability * movingLikelihood
         let ww = hasSteadyModel ? steadyProbability * steadyLikelihood : 0
         guard ws + wm + ww > 0, (ws + wm + ww).isFinite else { return }
@@ -464,15 +584,17 @@ public struct SteadyMotion: Sendable, Hashable {
     }
 
     /// The two moving models combined, `μ_m/(μ_m + μ_w)` and `μ_w/(μ_m + μ_w)` (the
-    /// manoeuvring model alone without the steady one).
+    /// manoeuvring model alone without the steady one; the stationary model while they sleep).
     public var movingEstimate: KinematicGaussian {
+        if movingAsleep { return stationary }
         guard steadyProbability > 0 else { return moving }
         let total = movingProbability
         return Self.mix(moving, weight: manoeuvringProbability / total, steady, weight: steadyProbability / total)
     }
 
-    /// Step 6: the combined estimate.
+    /// Step 6: the combined estimate (the stationary model while the moving ones sleep).
     public var combined: KinematicGaussian {
+        if movingAsleep { return stationary }
         guard steadyProbability > 0 else {
             return Self.mix(stationary, weight: 1 - movingProbability, moving, weight: movingProbability)
         }
@@ -497,9 +619,11 @@ public struct SteadyMotion: Sendable, Hashable {
     enum Mode { case stationary, moving }
 
     /// The model published alone: the one whose probability is at least `certainty` (the
-    /// moving one first), or `nil` for the combined estimate.
+    /// moving one first), or `nil` for the combined estimate; the stationary one while the
+    /// moving models sleep.
     @inline(__always)
     func certainMode(_ certainty: Double) -> Mode? {
+        if movingAsleep { return .stationary }
         if movingProbability >= certainty { return .moving }
         if 1 - movingProbability >= certainty { return .stationary }
         return nil

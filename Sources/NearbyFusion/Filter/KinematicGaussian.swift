@@ -169,7 +169,14 @@
     public mutating func update<M: PlanarMeasurementModel>(model: M, measured z: Vector2,
                                                           linearisation: (predicted: Vector2, jacobian: Jacobian2x3),
                                                           gated: Bool = true) -> UpdateOutcome {
-        let i = PlanarInnovation(model: model, measured: z, linearisation: linearisation, covariance: positionCovariance)
+        update(model: model, innovation: PlanarInnovation(model: model, measured: z, linearisation: linearisation,
+                                                          covariance: positionCovariance), gated: gated)
+    }
+
+    /// The same from the innovation already formed against this Gaussian's mean and position
+    /// covariance (step 1).
+    @inlinable
+    public mutating func update<M: PlanarMeasurementModel>(model: M, innovation i: PlanarInnovation, gated: Bool = true) -> UpdateOutcome {
         guard i.sInverse != nil else { return i.outcome(accepted: false) }
         if gated && i.normalizedInnovationSquared > model.gate { return i.outcome(accepted: false) }
         let h = i.jacobian, nu = i.innovation, r = model.covariance
