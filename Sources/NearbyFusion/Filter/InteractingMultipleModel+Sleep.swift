@@ -43,8 +43,9 @@ extension InteractingMultipleModel {
     /// the velocity prior at the oldest step of the ``SleepTrail``, then every step since run
     /// by constant velocity and corrected by the step's measurements, carried from the
     /// stationary model's linearisation to its own mean to first order (``SleepTrail/replay(velocityCovariance:)``),
-    /// up to the measurement that wakes it. The likelihood the sleeping model gathered in
-    /// this update stays its own.
+    /// up to the measurement that wakes it; the likelihood of this update's earlier
+    /// measurements and the probability of motion are then the replayed model's. With no
+    /// trail, or a replay that is not finite, they start as the stationary model.
     public mutating func wakeMovingModel(predicted: Bool) {
         guard movingAsleep else { return }
         movingAsleep = false
