@@ -13,8 +13,8 @@ struct SleepingMovingModelTests {
     static let prior = FusionOptions().motion.accessoryMotionPrior
     static let qa = Vector3(0.5, 0.05, 0.5)
 
-    /// One 10 Hz step of a device sweeping 1.4 m up, ranging (σ 6 cm) and taking a direction
-    /// (σ 0.05 / 0.09 rad) to an object at `truth`, noise drawn from `rng`.
+    /// One 10 Hz step of a device held 1.4 m up and swept ±0.3 m sideways, ranging (σ 6 cm)
+    /// and taking a direction (σ 0.05 / 0.09 rad) to an object at `truth`, noise from `rng`.
     static func step(_ imm: inout InteractingMultipleModel, _ k: Int, truth: Vector3, rng: inout NoiseStream) {
         imm.predict(seconds: 0.1, prior: prior, hint: .unknown, accelerationIntensity: qa, velocityPriorVariance: 1,
                     addedPositionVariance: 1e-6)

@@ -50,28 +50,29 @@ extension InteractingMultipleModel {
         guard movingAsleep else { return }
         movingAsleep = false
         quietUpdates = 0
+        moving = stationary
         if predicted, trail.count > 0 {
             let replayed = trail.replay(velocityCovariance: stationary.velocityCovariance)
             if replayed.model.isFinite && replayed.movingProbability.isFinite && replayed.movingLikelihood.isFinite {
                 moving = replayed.model
                 manoeuvringProbability = replayed.movingProbability
                 movingLikelihood = replayed.movingLikelihood
-            } else {
-                moving = stationary
             }
-        } else {
-            moving = stationary
         }
         steady = moving
-        trail = SleepTrail()
     }
 
-    /// `e^{−d²/2} / √normaliser`, 0 unless the normaliser `det(2π S)` is positive and finite (as
-    /// ``UpdateOutcome/likelihood``).
+    /// `N(ν; 0, S) = e^{−d²/2} / √det(2π S)` from `d²` and `det(2π S)`: ``UpdateOutcome/likelihood``.
     @inline(__always)
     static func density(_ d2: Double, normaliser: Double) -> Double {
-        normaliser > 0 && normaliser.isFinite ? exp(-0.5 * d2) / normaliser.squareRoot() : 0
+        UpdateOutcome(normalizedInnovationSquared: d2, normaliser: normaliser, accepted: false).likelihood
     }
+}
+
+extension Vector3 {
+    /// `Σ aᵢ bᵢ cᵢ`: `aᵀ diag(c) b`, the bilinear form of a diagonal covariance `c`.
+    @inline(__always)
+    func dot(_ b: Vector3, weightedBy c: Vector3) -> Double { x * b.x * c.x + y * b.y * c.y + z * b.z * c.z }
 }
 
 /// The last steps a sleeping moving model slept through (at most ``capacity``), each with the

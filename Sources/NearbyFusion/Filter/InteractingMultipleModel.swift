@@ -472,20 +472,15 @@ public struct SteadyMotion: Sendable, Hashable {
         if movingAsleep {
             // The stationary model's step 1 of `KinematicGaussian.update(model:measured:gated:)`,
             // and the sleeping model's `s_m = s_s + Σ hᵢ² Cᵢ` at the same innovation.
-            let p = stationary.positionInWorld, covariance = stationary.positionCovariance
-            let (predicted, h) = model.linearised(at: p)
-            let second = model.secondOrderTerms(p, covariance: covariance)
-            let nu = model.residual(z, predicted + second.meanShift)
-            let r = model.variance + second.variance
-            let sS = covariance.quadraticForm(h) + r
-            let c = trail.newestSpread
-            let sM = sS + (h.x * h.x * c.x + h.y * h.y * c.y + h.z * h.z * c.z)
+            let (h, nu, r) = stationary.linearisedInnovation(model: model, measured: z)
+            let sS = stationary.positionCovariance.quadraticForm(h) + r
+            let sM = sS + h.dot(h, weightedBy: trail.newestSpread)
             let fS = inlier * Self.density(nu * nu / sS, normaliser: 2 * .pi * sS) + outlier
             let fM = inlier * Self.density(nu * nu / sM, normaliser: 2 * .pi * sM) + outlier
             if !wakes(stationaryFactor: fS, movingFactor: fM) {
                 stationaryLikelihood *= fS
                 movingLikelihood *= fM
-                trail.record(h: h, innovation: nu, at: p, variance: r, gate: model.gate,
+                trail.record(h: h, innovation: nu, at: stationary.positionInWorld, variance: r, gate: model.gate,
                              robust: SleepTrail.Robust(stationaryFactor: fS, inlier: inlier, outlier: outlier))
                 return stationary.correct(h: h, innovation: nu, noiseVariance: r, gate: model.gate).accepted
             }
@@ -518,9 +513,9 @@ public struct SteadyMotion: Sendable, Hashable {
             // The stationary innovation, and the sleeping model's `S_m = S_s + H C Hᵀ` at it.
             let i = PlanarInnovation(model: model, measured: z, linearisation: base, covariance: stationary.positionCovariance)
             let h0 = base.jacobian.row0, h1 = base.jacobian.row1, c = trail.newestSpread, r = model.covariance
-            let sM = SymmetricMatrix2(a: h0.dot(i.ph0) + r.a + (h0.x * h0.x * c.x + h0.y * h0.y * c.y + h0.z * h0.z * c.z),
-                                      b: h0.dot(i.ph1) + r.b + (h0.x * h1.x * c.x + h0.y * h1.y * c.y + h0.z * h1.z * c.z),
-                                      c: h1.dot(i.ph1) + r.c + (h1.x * h1.x * c.x + h1.y * h1.y * c.y + h1.z * h1.z * c.z))
+            let sM = SymmetricMatrix2(a: h0.dot(i.ph0) + r.a + h0.dot(h0, weightedBy: c),
+                                      b: h0.dot(i.ph1) + r.b + h0.dot(h1, weightedBy: c),
+                                      c: h1.dot(i.ph1) + r.c + h1.dot(h1, weightedBy: c))
             let fS = inlier * i.outcome(accepted: false).likelihood + outlier
             let fM = inlier * (sM.inverse.map { Self.density($0.quadraticForm(i.innovation), normaliser: 4 * .pi * .pi * sM.determinant) } ?? 0)
                 + outlier

@@ -111,12 +111,18 @@
     ///        P_vv ← P_vv − k_v bᵀ − b k_vᵀ + s k_v k_vᵀ
     @inlinable
     public mutating func update<M: ScalarMeasurementModel>(model: M, measured z: Double, gated: Bool = true) -> UpdateOutcome {
-        // (1)
+        let (h, nu, r) = linearisedInnovation(model: model, measured: z)
+        return correct(h: h, innovation: nu, noiseVariance: r, gate: gated ? model.gate : .infinity)
+    }
+
+    /// Step 1 of ``update(model:measured:gated:)``: `h = ∂h/∂p` at the mean `p`, the innovation
+    /// `ν = z ⊖ (h(p) + m)` and the noise variance `r = σ² +` the second-order variance.
+    @inlinable @inline(__always)
+    func linearisedInnovation<M: ScalarMeasurementModel>(model: M, measured z: Double)
+        -> (h: Vector3, innovation: Double, noiseVariance: Double) {
         let (predicted, h) = model.linearised(at: positionInWorld)
         let second = model.secondOrderTerms(positionInWorld, covariance: positionCovariance)
-        let nu = model.residual(z, predicted + second.meanShift)
-        let r = model.variance + second.variance
-        return correct(h: h, innovation: nu, noiseVariance: r, gate: gated ? model.gate : .infinity)
+        return (h, model.residual(z, predicted + second.meanShift), model.variance + second.variance)
     }
 
     /// Steps 2–4 of ``update(model:measured:gated:)`` for a linearised scalar measurement.
