@@ -165,13 +165,32 @@ struct SleepTrail: Sendable, Hashable {
     /// the step.
     private(set) var newestPosition = Vector3.zero, newestSpread = Vector3.zero
 
-    /// Starts a step, dropping the oldest when full.
-    mutating func begin(_ step: Step) {
+    /// Starts a step, dropping the oldest when full: `set` sets the step's fields in its slot
+    /// (every field but the rows, which start empty). In place: a step is a few hundred bytes,
+    /// and building one to copy it in cost as much again.
+    @inline(__always)
+    mutating func begin(_ set: (inout Step) -> Void) {
         newest = count == 0 ? 0 : (newest + 1) % Self.capacity
-        self[slot: newest] = step
-        newestPosition = step.position
-        newestSpread = step.spread
         count = min(count + 1, Self.capacity)
+        let header: (position: Vector3, spread: Vector3)
+        switch newest {
+        case 0: header = Self.start(&step0, set)
+        case 1: header = Self.start(&step1, set)
+        case 2: header = Self.start(&step2, set)
+        case 3: header = Self.start(&step3, set)
+        case 4: header = Self.start(&step4, set)
+        case 5: header = Self.start(&step5, set)
+        case 6: header = Self.start(&step6, set)
+        default: header = Self.start(&step7, set)
+        }
+        (newestPosition, newestSpread) = header
+    }
+
+    @inline(__always)
+    private static func start(_ step: inout Step, _ set: (inout Step) -> Void) -> (position: Vector3, spread: Vector3) {
+        step.rowCount = 0
+        set(&step)
+        return (step.position, step.spread)
     }
 
     /// Records a scalar row linearised at `p`.

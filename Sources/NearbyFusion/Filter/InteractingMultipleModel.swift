@@ -269,11 +269,18 @@ public struct SteadyMotion: Sendable, Hashable {
             }
             stationary.predictStationary(addedPositionVariance: q, velocityPriorVariance: velocityPriorVariance)
             movingIdle = false
-            trail.begin(SleepTrail.Step(position: stationary.positionInWorld, covariance: stationary.positionCovariance,
-                                        seconds: t, accelerationIntensity: qa, addedPositionVariance: q,
-                                        velocityPriorVariance: velocityPriorVariance, excessVariance: sleepingSpread.excess,
-                                        movingProbabilityBefore: muM,
-                                        stillToMoving: piSM, movingToStill: piMS))
+            trail.begin { step in
+                step.position = stationary.positionInWorld
+                step.covariance = stationary.positionCovariance
+                step.seconds = t
+                step.accelerationIntensity = qa
+                step.addedPositionVariance = q
+                step.velocityPriorVariance = velocityPriorVariance
+                step.excessVariance = sleepingSpread.excess
+                step.movingProbabilityBefore = muM
+                step.stillToMoving = piSM
+                step.movingToStill = piMS
+            }
             stationaryLikelihood = 1
             movingLikelihood = 1
             steadyLikelihood = 1
