@@ -14,10 +14,12 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
-        /// The tracked-object fixture both executables below step through.
+        /// The tracked-object fixture both executables below step through, and the C reference
+        /// step on the same updates.
         .target(
             name: "BenchmarkFixtures",
             dependencies: [
+                "CReferenceEKF",
                 .product(name: "NearbyFusion", package: "NearbyFusion"),
                 .product(name: "NearbyFusionSimulation", package: "NearbyFusion"),
             ],
