@@ -186,6 +186,8 @@ struct SleepTrail: Sendable, Hashable {
         (newestPosition, newestSpread) = header
     }
 
+    /// Empties `step`'s rows, lets `set` write its other fields, and returns its predicted
+    /// position and spread.
     @inline(__always)
     private static func start(_ step: inout Step, _ set: (inout Step) -> Void) -> (position: Vector3, spread: Vector3) {
         step.rowCount = 0
