@@ -172,18 +172,7 @@ struct SleepTrail: Sendable, Hashable {
     mutating func begin(_ set: (inout Step) -> Void) {
         newest = count == 0 ? 0 : (newest + 1) % Self.capacity
         count = min(count + 1, Self.capacity)
-        let header: (position: Vector3, spread: Vector3)
-        switch newest {
-        case 0: header = Self.start(&step0, set)
-        case 1: header = Self.start(&step1, set)
-        case 2: header = Self.start(&step2, set)
-        case 3: header = Self.start(&step3, set)
-        case 4: header = Self.start(&step4, set)
-        case 5: header = Self.start(&step5, set)
-        case 6: header = Self.start(&step6, set)
-        default: header = Self.start(&step7, set)
-        }
-        (newestPosition, newestSpread) = header
+        (newestPosition, newestSpread) = Self.start(&self[slot: newest], set)
     }
 
     /// Empties `step`'s rows, lets `set` write its other fields, and returns its predicted

@@ -460,10 +460,12 @@ public struct SteadyMotion: Sendable, Hashable {
                                                           outlierProbability eps: Double, outlierSpan: Double,
                                                           stationaryGate: StationaryGate = .off) -> Bool {
         let outlier = eps / outlierSpan, inlier = 1 - eps
+        // The stationary model's linearisation, made once: the gate reads it, and so does the
+        // stationary model's correction.
+        let base = model.linearised(at: stationary.positionInWorld)
         if stationaryGate != .off {
-            // The stationary model's first-order `ν = z ⊖ h(p)` and `ν²/s`, `s = hᵀPh + σ²`, from
-            // one linearisation.
-            let (predicted, h) = model.linearised(at: stationary.positionInWorld)
+            // The stationary model's first-order `ν = z ⊖ h(p)` and `ν²/s`, `s = hᵀPh + σ²`.
+            let (predicted, h) = base
             let nu = model.residual(z, predicted)
             let nis = nu * nu / (stationary.positionCovariance.quadraticForm(h) + model.variance)
             if nis > model.gate && (stationaryGate == .everyMeasurement || nu > 0) {
@@ -479,7 +481,7 @@ public struct SteadyMotion: Sendable, Hashable {
         if movingAsleep {
             // The stationary model's step 1 of `KinematicGaussian.update(model:measured:gated:)`,
             // and the sleeping model's `s_m = s_s + Σ hᵢ² Cᵢ` at the same innovation.
-            let (h, nu, r) = stationary.linearisedInnovation(model: model, measured: z)
+            let (h, nu, r) = stationary.linearisedInnovation(model: model, measured: z, linearisation: base)
             let sS = stationary.positionCovariance.quadraticForm(h) + r
             let sM = sS + h.dot(h, weightedBy: trail.newestSpread)
             let fS = inlier * Self.density(nu * nu / sS, normaliser: 2 * .pi * sS) + outlier
@@ -493,7 +495,8 @@ public struct SteadyMotion: Sendable, Hashable {
             }
             wakeMovingModel(predicted: true)
         }
-        let s = stationary.update(model: model, measured: z)
+        let (h, nu, r) = stationary.linearisedInnovation(model: model, measured: z, linearisation: base)
+        let s = stationary.correct(h: h, innovation: nu, noiseVariance: r, gate: model.gate)
         if movingIdle { return s.accepted }
         let m = moving.update(model: model, measured: z)
         stationaryLikelihood *= inlier * s.likelihood + outlier

@@ -120,9 +120,17 @@
     @inlinable @inline(__always)
     func linearisedInnovation<M: ScalarMeasurementModel>(model: M, measured z: Double)
         -> (h: Vector3, innovation: Double, noiseVariance: Double) {
-        let (predicted, h) = model.linearised(at: positionInWorld)
+        linearisedInnovation(model: model, measured: z, linearisation: model.linearised(at: positionInWorld))
+    }
+
+    /// The same from `model`'s linearisation `(h(p), ∂h/∂p)` already made at this Gaussian's mean.
+    @inlinable @inline(__always)
+    func linearisedInnovation<M: ScalarMeasurementModel>(model: M, measured z: Double,
+                                                        linearisation: (predicted: Double, jacobian: Vector3))
+        -> (h: Vector3, innovation: Double, noiseVariance: Double) {
         let second = model.secondOrderTerms(positionInWorld, covariance: positionCovariance)
-        return (h, model.residual(z, predicted + second.meanShift), model.variance + second.variance)
+        return (linearisation.jacobian, model.residual(z, linearisation.predicted + second.meanShift),
+                model.variance + second.variance)
     }
 
     /// Steps 2–4 of ``update(model:measured:gated:)`` for a linearised scalar measurement.
