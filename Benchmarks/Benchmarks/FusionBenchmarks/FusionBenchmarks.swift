@@ -21,6 +21,11 @@ final class Box<T>: @unchecked Sendable {
     func modify<R>(_ body: (inout T) -> R) -> R { body(&value) }
 }
 
+extension Duration {
+    /// The duration in seconds.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) * 1e-18 }
+}
+
 func perUpdate(_ name: String, _ body: @escaping @Sendable (Benchmark) -> Void) {
     Benchmark(name, configuration: .init(metrics: [.wallClock, .cpuTotal, .mallocCountTotal], timeUnits: .nanoseconds,
                                          warmupIterations: 10, scalingFactor: .kilo, maxDuration: .seconds(2),
@@ -119,7 +124,6 @@ let benchmarks: @Sendable () -> Void = {
         let metric = BenchmarkMetric.custom("engine over C ×100", polarity: .prefersSmaller, useScalingFactor: false)
         Benchmark("Still tag, tracked: engine update over the C reference step, paired (×100)",
                   configuration: .init(metrics: [metric], warmupIterations: 2, maxDuration: .seconds(3), maxIterations: 100)) { benchmark in
-            func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
             let clock = ContinuousClock()
             for _ in 0..<pairs {
                 let (cTime, engineTime) = state.modify { s in
@@ -136,7 +140,7 @@ let benchmarks: @Sendable () -> Void = {
                     blackHole(s.reference.position)
                     return (cTime, engineTime)
                 }
-                benchmark.measurement(metric, Int((100 * seconds(engineTime) / max(seconds(cTime), 1e-12)).rounded()))
+                benchmark.measurement(metric, Int((100 * engineTime.seconds / max(cTime.seconds, 1e-12)).rounded()))
             }
         }
     }
@@ -244,7 +248,7 @@ let benchmarks: @Sendable () -> Void = {
                 if case .uwb(_, _, let e, _)? = driver.apply(event) { sink += e.distance ?? 0 }
             }
             let elapsed = ContinuousClock.now - start
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+            let seconds = elapsed.seconds
             benchmark.measurement(.custom("ns per UWB update", polarity: .prefersSmaller, useScalingFactor: false),
                                   Int(seconds * 1e9 / Double(uwbCount)))
             benchmark.measurement(.custom("UWB updates per second", polarity: .prefersLarger, useScalingFactor: false),
@@ -273,7 +277,7 @@ let benchmarks: @Sendable () -> Void = {
             if buffer.count >= 1 << 16 { bytes += buffer.count; buffer.removeAll(keepingCapacity: true) }
         }
         let elapsed = ContinuousClock.now - start
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        let seconds = elapsed.seconds
         benchmark.measurement(.custom("events per second", polarity: .prefersLarger, useScalingFactor: false), Int(Double(eventCount) / seconds))
         blackHole(bytes)
     }
