@@ -104,6 +104,29 @@ struct MeasurementModelTests {
         }
     }
 
+    /// The innovation formed from the measured vector is the difference of the angles, wrapped,
+    /// behind the device (azimuth across ±π) and steeply up or down included.
+    @Test func directionInnovationFromTheMeasuredVectorIsTheDifferenceOfTheAngles() {
+        var noise = NoiseStream(seed: 25, source: "innovation")
+        var largest = 0.0
+        for k in 0..<400 {
+            let (a, q) = Self.randomPose(&noise)
+            let model = DirectionModel(antennaInWorld: a, worldFromDevice: q, azimuthStandardDeviation: 0.05,
+                                       elevationStandardDeviation: 0.09, gate: 9.21)
+            // Every fourth point behind the device, where the azimuth crosses ±π.
+            let behind = k % 4 == 0
+            let az = behind ? .pi + noise.uniform(-0.3, 0.3) : noise.uniform(-1, 1)
+            let p = a + noise.uniform(0.5, 8) * q.rotate(DeviceAngles.direction(azimuth: az, elevation: noise.uniform(-1.4, 1.4)))
+            let measured = DeviceAngles.direction(azimuth: az + noise.uniform(-0.2, 0.2), elevation: noise.uniform(-1.5, 1.5))
+            let fromVector = model.linearisedInnovation(measuredDirection: 3 * measured, at: p)
+            let fromAngles = model.residual(DeviceAngles.azimuthElevation(measured), model.predicted(p))
+            largest = max(largest, abs(fromVector.innovation.x - fromAngles.x), abs(fromVector.innovation.y - fromAngles.y))
+            #expect(fromVector.jacobian == model.jacobian(p))
+            #expect(abs(fromVector.innovation.x) <= .pi && abs(fromVector.innovation.y) <= .pi)
+        }
+        #expect(largest < 1e-12, "largest difference \(largest) rad")
+    }
+
     @Test func azimuthResidualWrapsAcrossBehind() {
         let model = AzimuthModel(antennaInWorld: .zero, worldFromDevice: .identity, standardDeviation: 0.05, gate: 6.63)
         #expect(abs(model.residual(-3.1, 3.1) - (2 * .pi - 6.2)) < 1e-12)

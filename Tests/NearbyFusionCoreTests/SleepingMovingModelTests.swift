@@ -15,7 +15,11 @@ struct SleepingMovingModelTests {
 
     /// One 10 Hz step of a device held 1.4 m up and swept ±0.3 m sideways, ranging (σ 6 cm)
     /// and taking a direction (σ 0.05 / 0.09 rad) to an object at `truth`, noise from `rng`.
-    static func step(_ imm: inout InteractingMultipleModel, _ k: Int, truth: Vector3, rng: inout NoiseStream) {
+    /// `asVector`: the direction is given as the measured device-frame vector
+    /// (``InteractingMultipleModel/update(model:measuredDirection:outlierProbability:outlierSpan:)``)
+    /// instead of its angles.
+    static func step(_ imm: inout InteractingMultipleModel, _ k: Int, truth: Vector3, rng: inout NoiseStream,
+                     asVector: Bool = false) {
         imm.predict(seconds: 0.1, prior: prior, hint: .unknown, accelerationIntensity: qa, velocityPriorVariance: 1,
                     addedPositionVariance: 1e-6)
         let a = Vector3(0.3 * sin(0.4 * Double(k)), 1.4, 0)
@@ -25,7 +29,13 @@ struct SleepingMovingModelTests {
         let d = DirectionModel(antennaInWorld: a, worldFromDevice: .identity, azimuthStandardDeviation: 0.05,
                                elevationStandardDeviation: 0.09, gate: 9.21)
         let noise = Vector2(rng.gaussian(standardDeviation: 0.05), rng.gaussian(standardDeviation: 0.09))
-        _ = imm.update(model: d, measured: d.predicted(truth) + noise, outlierProbability: 0.05, outlierSpan: 2 * .pi)
+        let angles = d.predicted(truth) + noise
+        if asVector {
+            _ = imm.update(model: d, measuredDirection: DeviceAngles.direction(azimuth: angles.x, elevation: angles.y),
+                           outlierProbability: 0.05, outlierSpan: 2 * .pi)
+        } else {
+            _ = imm.update(model: d, measured: angles, outlierProbability: 0.05, outlierSpan: 2 * .pi)
+        }
         imm.updateModeProbabilities(hint: .unknown)
     }
 
@@ -61,6 +71,33 @@ struct SleepingMovingModelTests {
             // model's share to the stationary covariance but not its pull on the mean.
             #expect(largestGap < 3e-3, "seed \(seed): \(largestGap) m from the awake filter")
             #expect(awake.movingAsleep == false)
+        }
+    }
+
+    /// A direction given as its measured vector moves the filter as its angles do, asleep (where
+    /// the innovation is formed from the vector) and awake, and puts it to sleep and wakes it
+    /// at the same steps.
+    @Test func aDirectionGivenAsAVectorIsFusedAsItsAngles() {
+        for seed: UInt64 in 1...3 {
+            var rngA = NoiseStream(seed: seed, source: "vector"), rngV = NoiseStream(seed: seed, source: "vector")
+            var angles = Self.start(), vectors = Self.start()
+            angles.wakeProbability = 0.01
+            vectors.wakeProbability = 0.01
+            var truth = Vector3(0.5, 1.2, -4)
+            var asleepSteps = 0
+            for k in 0..<120 {
+                // Picked up at step 80 and carried sideways at 0.6 m/s.
+                if k >= 80 { truth.x += 0.06 }
+                Self.step(&angles, k, truth: truth, rng: &rngA)
+                Self.step(&vectors, k, truth: truth, rng: &rngV, asVector: true)
+                #expect(angles.movingAsleep == vectors.movingAsleep, "seed \(seed) step \(k)")
+                if vectors.movingAsleep { asleepSteps += 1 }
+                let gap = (angles.combined.positionInWorld - vectors.combined.positionInWorld).length
+                #expect(gap < 1e-9, "seed \(seed) step \(k): \(gap) m apart")
+                #expect(abs(angles.movingProbability - vectors.movingProbability) < 1e-9, "seed \(seed) step \(k)")
+            }
+            #expect(asleepSteps >= 40, "seed \(seed): asleep for \(asleepSteps) steps")
+            #expect(!vectors.movingAsleep, "seed \(seed): the carry woke it")
         }
     }
 

@@ -61,8 +61,8 @@ extension ObjectTracker {
             _ = motion.update(model: o.azimuthModel(from: a, worldFromDevice: rotation),
                            measured: entry.angles.x, outlierProbability: o.gating.outlierProbability, outlierSpan: o.gating.angleOutlierSpan)
         case .azimuthElevation:
-            _ = motion.update(model: o.directionModel(from: a, worldFromDevice: rotation),
-                           measured: entry.angles, outlierProbability: o.gating.outlierProbability, outlierSpan: o.gating.angleOutlierSpan)
+            _ = motion.update(model: o.directionModel(from: a, worldFromDevice: rotation), measuredDirection: entry.directionInDevice,
+                              outlierProbability: o.gating.outlierProbability, outlierSpan: o.gating.angleOutlierSpan)
         }
         motion.updateModeProbabilities(hint: hint)
         // A range let through to the moving model because the ranges run away counts as

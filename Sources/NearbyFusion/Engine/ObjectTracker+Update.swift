@@ -187,8 +187,11 @@ extension ObjectTracker {
     ///   direction — fixed-size and allocation-free.
     mutating func fuse(range: Double?, direction: Vector3?, at t: Double,
                                pose: DevicePose, antennaInWorld a: Vector3, context: Context, options o: FusionOptions) {
+        // (A tracked object's filter reads the measured direction as a vector: its angles are
+        // computed only for the window and for a start of tracking.)
         let entry = WindowEntry(range: range, direction: direction, pose: pose, antennaInWorld: a,
-                                capabilities: context.capabilities, options: o, timestamp: t)
+                                capabilities: context.capabilities, options: o, timestamp: t,
+                                computesElevationAngles: phase != .tracking)
         // An object no direction reaches (Channel Sounding, or a device without direction
         // finding) cannot be followed while it moves: ranges alone leave its bearing free.
         // While the app says it moves, nothing is fused (its ranges, smoothed, are published:

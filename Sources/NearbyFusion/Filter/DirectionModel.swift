@@ -87,6 +87,26 @@ public struct DirectionModel: PlanarMeasurementModel, Sendable {
         Vector2(Angle.wrapped(measured.x - predicted.x), Angle.wrapped(measured.y - predicted.y))
     }
 
+    /// `z ⊖ h(p)` and `∂h/∂p` from the measured device-frame direction `m` (any length but
+    /// zero) instead of its angles: one arc tangent per angle, none for `m`'s own angles.
+    ///
+    /// With `v = Rᵀ(p − a)` and `ρ_m`, `ρ_v` the vectors' distances from the device's Y axis:
+    /// - `α_m − α_p = atan2(m_z v_x − m_x v_z, m_x v_x + m_z v_z)`, the angle from `(v_x, −v_z)`
+    ///   to `(m_x, −m_z)`, in (−π, π] as ``residual(_:_:)`` wraps it;
+    /// - `ε_m − ε_p = atan2(m_y ρ_v − ρ_m v_y, m_y v_y + ρ_m ρ_v)`, the angle from `(ρ_v, v_y)` to
+    ///   `(ρ_m, m_y)` (both elevations lie in [−π/2, π/2], so the difference needs no wrap).
+    ///
+    /// The same innovation as ``residual(_:_:)`` of `DeviceAngles.azimuthElevation(m)` and
+    /// ``predicted(_:)``, to the last bits of the arithmetic.
+    @inlinable public func linearisedInnovation(measuredDirection m: Vector3, at objectInWorld: Vector3)
+        -> (innovation: Vector2, jacobian: Jacobian2x3) {
+        let v = worldFromDevice.inverseRotate(objectInWorld - antennaInWorld)
+        let rhoM = (m.x * m.x + m.z * m.z).squareRoot(), rhoV = (v.x * v.x + v.z * v.z).squareRoot()
+        let innovation = Vector2(atan2(m.z * v.x - m.x * v.z, m.x * v.x + m.z * v.z),
+                                 atan2(m.y * rhoV - rhoM * v.y, m.y * v.y + rhoM * rhoV))
+        return (innovation, Self.jacobian(deviceFrame: v, worldFromDevice: worldFromDevice))
+    }
+
     /// The fraction of the smaller angle σ that the second-order term of a carried
     /// linearisation may reach (``carriesLinearisation(from:to:)``).
     public static let carriedCurvatureFraction = 0.01

@@ -120,11 +120,18 @@ import Foundation
     @inlinable
     public init<M: PlanarMeasurementModel>(model: M, measured z: Vector2,
                                           linearisation: (predicted: Vector2, jacobian: Jacobian2x3), covariance: Matrix3) {
-        jacobian = linearisation.jacobian
-        innovation = model.residual(z, linearisation.predicted)
+        self.init(innovation: model.residual(z, linearisation.predicted), jacobian: linearisation.jacobian,
+                  noise: model.covariance, covariance: covariance)
+    }
+
+    /// The same from an innovation `ν` already formed (``DirectionModel/linearisedInnovation(measuredDirection:at:)``),
+    /// the Jacobian `H` at the mean and the measurement noise `R`.
+    @inlinable
+    public init(innovation: Vector2, jacobian: Jacobian2x3, noise r: SymmetricMatrix2, covariance: Matrix3) {
+        self.jacobian = jacobian
+        self.innovation = innovation
         ph0 = covariance * jacobian.row0
         ph1 = covariance * jacobian.row1
-        let r = model.covariance
         let s = SymmetricMatrix2(a: jacobian.row0.dot(ph0) + r.a, b: jacobian.row0.dot(ph1) + r.b, c: jacobian.row1.dot(ph1) + r.c)
         if let inverse = s.inverse, innovation.x.isFinite, innovation.y.isFinite {
             sInverse = inverse

@@ -517,29 +517,16 @@ public struct SteadyMotion: Sendable, Hashable {
     public mutating func update<M: PlanarMeasurementModel>(model: M, measured z: Vector2,
                                                           outlierProbability eps: Double, outlierSpan: Double) -> Bool {
         let outlier = eps / (outlierSpan * outlierSpan), inlier = 1 - eps
-        let ps = stationary.positionInWorld, pm = moving.positionInWorld
+        let ps = stationary.positionInWorld
         let base = model.linearised(at: ps)
         if movingAsleep {
-            // The stationary innovation, and the sleeping model's `S_m = S_s + H C Hᵀ` at it.
             let i = PlanarInnovation(model: model, measured: z, linearisation: base, covariance: stationary.positionCovariance)
-            let h0 = base.jacobian.row0, h1 = base.jacobian.row1, c = trail.newestSpread, r = model.covariance
-            let sM = SymmetricMatrix2(a: h0.dot(i.ph0) + r.a + h0.dot(h0, weightedBy: c),
-                                      b: h0.dot(i.ph1) + r.b + h0.dot(h1, weightedBy: c),
-                                      c: h1.dot(i.ph1) + r.c + h1.dot(h1, weightedBy: c))
-            let fS = inlier * i.outcome(accepted: false).likelihood + outlier
-            let fM = inlier * (sM.inverse.map { Self.density($0.quadraticForm(i.innovation), normaliser: 4 * .pi * .pi * sM.determinant) } ?? 0)
-                + outlier
-            if !wakes(stationaryFactor: fS, movingFactor: fM) {
-                stationaryLikelihood *= fS
-                movingLikelihood *= fM
-                trail.record(jacobian: base.jacobian, innovation: i.innovation, at: ps, covariance: r, gate: model.gate,
-                             robust: SleepTrail.Robust(stationaryFactor: fS, inlier: inlier, outlier: outlier))
-                return stationary.update(model: model, innovation: i).accepted
-            }
-            wakeMovingModel(predicted: true)
+            if let accepted = updateWhileAsleep(model: model, innovation: i, inlier: inlier, outlier: outlier) { return accepted }
         }
         let s = stationary.update(model: model, measured: z, linearisation: base)
         if movingIdle { return s.accepted }
+        // (Read after a wake: the woken model starts where its replay left it.)
+        let pm = moving.positionInWorld
         let m: UpdateOutcome
         if model.carriesLinearisation(from: ps, to: pm) {
             let d = pm - ps, h = base.jacobian
@@ -554,6 +541,49 @@ public struct SteadyMotion: Sendable, Hashable {
         let w = steady.update(model: model, measured: z)
         steadyLikelihood *= inlier * w.likelihood + outlier
         return s.accepted || m.accepted || w.accepted
+    }
+
+    /// ``update(model:measured:outlierProbability:outlierSpan:)`` for a direction given as the
+    /// measured device-frame vector `m`. While the moving model sleeps, the stationary
+    /// innovation is formed from `m` itself (``DirectionModel/linearisedInnovation(measuredDirection:at:)``:
+    /// two arc tangents where the angles of `m` and of the prediction take four); awake, or as
+    /// the measurement wakes it, every model is corrected by `m`'s angles as above.
+    public mutating func update(model: DirectionModel, measuredDirection m: Vector3,
+                                outlierProbability eps: Double, outlierSpan: Double) -> Bool {
+        if movingAsleep {
+            let (nu, jacobian) = model.linearisedInnovation(measuredDirection: m, at: stationary.positionInWorld)
+            let i = PlanarInnovation(innovation: nu, jacobian: jacobian, noise: model.covariance,
+                                     covariance: stationary.positionCovariance)
+            let outlier = eps / (outlierSpan * outlierSpan)
+            if let accepted = updateWhileAsleep(model: model, innovation: i, inlier: 1 - eps, outlier: outlier) { return accepted }
+        }
+        return update(model: model, measured: DeviceAngles.azimuthElevation(m), outlierProbability: eps, outlierSpan: outlierSpan)
+    }
+
+    /// A direction while the moving model sleeps, from the stationary model's innovation `i`:
+    /// the sleeping model's `S_m = S_s + H C Hᵀ` at the same innovation weighs it; unless the
+    /// measurement wakes it (then `nil`, the moving model awake and nothing corrected), both
+    /// likelihoods take their robust factors `(1 − ε) N + ε/span²` (`inlier`, `outlier`), the
+    /// step joins the trail and the stationary model is corrected. Returns whether it accepted.
+    @inline(__always)
+    mutating func updateWhileAsleep<M: PlanarMeasurementModel>(model: M, innovation i: PlanarInnovation,
+                                                               inlier: Double, outlier: Double) -> Bool? {
+        let h0 = i.jacobian.row0, h1 = i.jacobian.row1, c = trail.newestSpread, r = model.covariance
+        let sM = SymmetricMatrix2(a: h0.dot(i.ph0) + r.a + h0.dot(h0, weightedBy: c),
+                                  b: h0.dot(i.ph1) + r.b + h0.dot(h1, weightedBy: c),
+                                  c: h1.dot(i.ph1) + r.c + h1.dot(h1, weightedBy: c))
+        let fS = inlier * i.outcome(accepted: false).likelihood + outlier
+        let fM = inlier * (sM.inverse.map { Self.density($0.quadraticForm(i.innovation), normaliser: 4 * .pi * .pi * sM.determinant) } ?? 0)
+            + outlier
+        if wakes(stationaryFactor: fS, movingFactor: fM) {
+            wakeMovingModel(predicted: true)
+            return nil
+        }
+        stationaryLikelihood *= fS
+        movingLikelihood *= fM
+        trail.record(jacobian: i.jacobian, innovation: i.innovation, at: stationary.positionInWorld, covariance: r, gate: model.gate,
+                     robust: SleepTrail.Robust(stationaryFactor: fS, inlier: inlier, outlier: outlier))
+        return stationary.update(model: model, innovation: i).accepted
     }
 
     // MARK: Steps 5–6

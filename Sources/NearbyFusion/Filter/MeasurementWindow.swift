@@ -23,6 +23,9 @@ public enum DirectionContent: UInt8, Sendable, Hashable {
     /// Measured azimuth and elevation, radians (see ``DeviceAngles``); elevation 0 for
     /// azimuth only.
     public var angles: Vector2
+    /// The measured direction in the device frame, unit length (zero without one): what the
+    /// tracking filter forms its innovation from (``DirectionModel/linearisedInnovation(measuredDirection:at:)``).
+    public var directionInDevice: Vector3 = .zero
     /// (See ``angles``.)
     public var hasRange: Bool
     /// (See ``hasRange``.)
@@ -60,19 +63,23 @@ public enum DirectionContent: UInt8, Sendable, Hashable {
     /// is exactly 0; a range without a direction is marked `directionMissing` when the
     /// radio could have given one (direction-capable, portrait hold: the device's +X axis
     /// within ~45° of horizontal). `timestamp` is the update's time (the pose's when `nil`).
+    /// `computesElevationAngles: false` leaves a full direction's ``angles`` at zero, for an
+    /// entry read through ``directionInDevice`` alone (the tracking filter's).
     public init(range: Double?, direction: Vector3?, pose: DevicePose, antennaInWorld: Vector3,
-                capabilities: DeviceCapabilities, options o: FusionOptions, timestamp: Double? = nil) {
+                capabilities: DeviceCapabilities, options o: FusionOptions, timestamp: Double? = nil,
+                computesElevationAngles: Bool = true) {
         self.init(antennaInWorld: antennaInWorld, worldFromDevice: pose.worldFromDevice, rangeMetres: 0, angles: Vector2(0, 0),
                   hasRange: false, direction: .none, directionMissing: false, multiplicity: 1,
                   timestamp: timestamp ?? pose.timestamp)
         if let r = range, r <= o.coaching.maximumRange { hasRange = true; rangeMetres = r }
         if let d = direction {
+            directionInDevice = d
             if !capabilities.supportsElevationMeasurement || d.y == 0 {
                 self.direction = .azimuth
                 angles = Vector2(atan2(d.x, -d.z), 0)
             } else {
                 self.direction = .azimuthElevation
-                angles = DeviceAngles.azimuthElevation(d)
+                if computesElevationAngles { angles = DeviceAngles.azimuthElevation(d) }
             }
         } else if hasRange, capabilities.supportsDirectionMeasurement, o.acquisition.missingDirectionLikelihood < 1,
                   abs(pose.worldFromDevice.rotate(Vector3(1, 0, 0)).y) < 0.7 {
