@@ -19,6 +19,8 @@ public enum HorizontalAngle {
         let right = Vector3(-fh.z, 0, fh.x)
         let d = Vector3(p.x - a.x, 0, p.z - a.z)
         guard d.lengthSquared > 1e-6 else { return nil }
-        return Angle.wrapped(atan2(d.dot(right), d.dot(fh)))
+        // `atan2` lies in [−π, π]: only −π needs mapping into (−π, π] (what `Angle.wrapped` does there).
+        let angle = atan2(d.dot(right), d.dot(fh))
+        return angle == -.pi ? .pi : angle
     }
 }
