@@ -183,26 +183,27 @@ import Foundation
         var above = 0.0, below = 0.0, same = 0.0
 
         init(_ mixture: PositionMixture, antennaInWorld a: Vector3, levelTolerance tau: Double) {
+            if mixture.count == 1 {
+                setSingle(mixture.hypotheses[0], antennaInWorld: a, levelTolerance: tau)
+                return
+            }
             var sinSum = 0.0, cosSum = 0.0
-            let single = mixture.count == 1
             for h in mixture.hypotheses {
-                let w = single ? 1 : exp(h.logWeight)
+                let w = exp(h.logWeight)
                 meanInWorld += w * h.meanInWorld
                 withinCovariance += w * h.covariance
                 let d = h.meanInWorld - a
-                if !single {
-                    let psi = atan2(d.x, -d.z)
-                    sinSum += w * sin(psi); cosSum += w * cos(psi)
-                }
+                let psi = atan2(d.x, -d.z)
+                sinSum += w * sin(psi); cosSum += w * cos(psi)
                 let dy = d.y
                 let sy = max(h.covariance.m11, 1e-12).squareRoot()
                 above += w * clampedNormalCDF((dy - tau) / sy)
                 below += w * clampedNormalCDF((-tau - dy) / sy)
             }
-            let meanBearing = single ? 0 : atan2(sinSum, cosSum)
+            let meanBearing = atan2(sinSum, cosSum)
             var bearingVariance = 0.0
             for h in mixture.hypotheses {
-                let w = single ? 1 : exp(h.logWeight)
+                let w = exp(h.logWeight)
                 let d = h.meanInWorld - a
                 let rho2 = d.x * d.x + d.z * d.z
                 let own: Double
@@ -212,14 +213,33 @@ import Foundation
                     let g = Vector3(-d.z / rho2, 0, d.x / rho2)
                     own = h.covariance.quadraticForm(g)
                 }
-                // One hypothesis has no spread around its own bearing.
-                let dpsi = single ? 0 : Angle.wrapped(atan2(d.x, -d.z) - meanBearing)
+                let dpsi = Angle.wrapped(atan2(d.x, -d.z) - meanBearing)
                 bearingVariance += w * (own + dpsi * dpsi)
                 let dm = h.meanInWorld - meanInWorld
                 horizontalSpread += w * Matrix3.outer(Vector3(dm.x, 0, dm.z), Vector3(dm.x, 0, dm.z))
                 verticalSpread += w * dm.y * dm.y
             }
             bearingSigma = bearingVariance.squareRoot()
+            same = max(0, 1 - above - below)
+        }
+
+        /// The same for one hypothesis `N(μ, P)` (a tracked object's): `μ`, `P`, no spread,
+        /// and its own bearing variance `gᵀPg` — what the sums above give with `w = 1`,
+        /// without them.
+        @inline(__always)
+        private mutating func setSingle(_ h: PositionHypothesis, antennaInWorld a: Vector3, levelTolerance tau: Double) {
+            meanInWorld = h.meanInWorld
+            withinCovariance = h.covariance
+            let d = h.meanInWorld - a
+            let sy = max(h.covariance.m11, 1e-12).squareRoot()
+            above = clampedNormalCDF((d.y - tau) / sy)
+            below = clampedNormalCDF((-tau - d.y) / sy)
+            let rho2 = d.x * d.x + d.z * d.z
+            if rho2 < 0.05 * 0.05 {
+                bearingSigma = (Double.pi * .pi).squareRoot()   // directly above/below: bearing undefined (as above)
+            } else {
+                bearingSigma = h.covariance.quadraticForm(Vector3(-d.z / rho2, 0, d.x / rho2)).squareRoot()
+            }
             same = max(0, 1 - above - below)
         }
     }
