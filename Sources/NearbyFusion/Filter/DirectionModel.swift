@@ -92,7 +92,7 @@ public struct DirectionModel: PlanarMeasurementModel, Sendable {
     ///
     /// With `v = Rᵀ(p − a)` and `ρ_m`, `ρ_v` the vectors' distances from the device's Y axis:
     /// - `α_m − α_p = atan2(m_z v_x − m_x v_z, m_x v_x + m_z v_z)`, the angle from `(v_x, −v_z)`
-    ///   to `(m_x, −m_z)`, in (−π, π] as ``residual(_:_:)`` wraps it;
+    ///   to `(m_x, −m_z)`, already wrapped (into [−π, π], where ``residual(_:_:)`` gives π for −π);
     /// - `ε_m − ε_p = atan2(m_y ρ_v − ρ_m v_y, m_y v_y + ρ_m ρ_v)`, the angle from `(ρ_v, v_y)` to
     ///   `(ρ_m, m_y)` (both elevations lie in [−π/2, π/2], so the difference needs no wrap).
     ///

@@ -23,8 +23,9 @@ public enum DirectionContent: UInt8, Sendable, Hashable {
     /// Measured azimuth and elevation, radians (see ``DeviceAngles``); elevation 0 for
     /// azimuth only.
     public var angles: Vector2
-    /// The measured direction in the device frame, unit length (zero without one): what the
-    /// tracking filter forms its innovation from (``DirectionModel/linearisedInnovation(measuredDirection:at:)``).
+    /// The measured direction in the device frame as given (the engine gives it unit length;
+    /// zero without one): what the tracking filter forms its innovation from
+    /// (``DirectionModel/linearisedInnovation(measuredDirection:at:)``).
     public var directionInDevice: Vector3 = .zero
     /// (See ``angles``.)
     public var hasRange: Bool
