@@ -1,8 +1,9 @@
 #ifndef NEARBYFUSION_MALLOC_COUNTER_H
 #define NEARBYFUSION_MALLOC_COUNTER_H
 
-/// Number of malloc/calloc/realloc calls made by the whole process so far, or 0 where
-/// counting is not available (only glibc Linux is instrumented).
+/// Number of malloc/calloc/realloc and aligned-allocation (posix_memalign, aligned_alloc,
+/// memalign, valloc, pvalloc) calls made by the whole process so far, or 0 where counting
+/// is not available (only glibc Linux is instrumented).
 unsigned long long nf_malloc_count(void);
 
 /// 1 when the counter is live (glibc Linux), 0 otherwise.

@@ -263,7 +263,10 @@ extension MotionGuidance {
         var selection = selected
         guard selection.count > 0 else { return out }
         let n = selection.count
-        let weights = selection.weights, means = selection.means
+        // Read through spans: an element read from an `InlineArray` value copied the whole
+        // array (a 288-byte memcpy per read of a mean).
+        let weightsCopy = selection.weights, meansCopy = selection.means
+        let weights = weightsCopy.span, means = meansCopy.span
         var pairDistance = InlineArray<66, Double>(repeating: 0)
         var pairDirection = InlineArray<66, Double>(repeating: 0)
         var ranges = InlineArray<12, Double>(repeating: 0)

@@ -25,12 +25,16 @@ extension ObjectTracker {
             if mayMove {
                 // An object that may walk: its position now and a velocity, from the whole window
                 // (`o` carries the range noise learned from it, `learnMovingRangeNoise`).
-                windowPasses += BatchRefinement.refineMoving(&mixture, window: window, now: entry.timestamp,
-                                                             start: acquisitionStartTime, options: o, addedVariance: added,
-                                                             informationScale: movingInformationScale(options: o))
+                let start = acquisitionStartTime, scale = movingInformationScale(options: o)
+                windowPasses += passScratch.withUnsafeMutableBufferPointer { scratch in
+                    BatchRefinement.refineMoving(&mixture, window: window, now: entry.timestamp, start: start, options: o,
+                                                 addedVariance: added, informationScale: scale, scratch: scratch)
+                }
                 learnMovingRangeNoise(now: entry.timestamp, options: o)
             } else {
-                windowPasses += BatchRefinement.refine(&mixture, window: window, options: o, addedVariance: added)
+                windowPasses += passScratch.withUnsafeMutableBufferPointer { scratch in
+                    BatchRefinement.refine(&mixture, window: window, options: o, addedVariance: added, scratch: scratch)
+                }
             }
             updatesSinceRefinement = 0
         }

@@ -166,8 +166,10 @@ extension ObjectTracker {
         weighByCarryOrigin(at: t, options: o)
         estimateGeneration &+= 1
         restarts.clearRejections()
-        windowPasses += BatchRefinement.refine(&mixture, window: window, options: o,
-                                               addedVariance: acquisitionAddedVariance(pathLength: pathLength, options: o))
+        let added = acquisitionAddedVariance(pathLength: pathLength, options: o)
+        windowPasses += passScratch.withUnsafeMutableBufferPointer { scratch in
+            BatchRefinement.refine(&mixture, window: window, options: o, addedVariance: added, scratch: scratch)
+        }
         updatesSinceRefinement = 0
     }
 }

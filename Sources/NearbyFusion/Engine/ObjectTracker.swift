@@ -89,6 +89,9 @@ struct ObjectTracker: Sendable {
     var updatesSinceRefinement = 0
     /// Linearisations of the whole window since the object was registered (``ObjectStateSnapshot/windowPasses``).
     var windowPasses = 0
+    /// The storage the acquisition's window passes work in (`BatchRefinement.scratchCount(entries:)`
+    /// doubles for a full window), made once: a temporary allocation that large lies on the heap.
+    var passScratch: ContiguousArray<Double>
     /// Σ q of every prediction since the bank was tiled, m² (VIO drift the batch adds back).
     var processVarianceSinceInitialisation = 0.0
     /// When the current acquisition began (its first range), seconds.
@@ -183,6 +186,7 @@ struct ObjectTracker: Sendable {
         let capacity = radioOptions.acquisition.maximumHypotheses, windowCapacity = radioOptions.acquisition.batchWindowCapacity
         self.mixture = PositionMixture(capacity: capacity)
         self.window = MeasurementWindow(capacity: windowCapacity)
+        self.passScratch = ContiguousArray(repeating: 0, count: BatchRefinement.scratchCount(entries: windowCapacity))
     }
 
     /// Forgets the position estimate (a re-initialisation starts from the next range).

@@ -359,19 +359,36 @@ extension BatchRefinement {
     @discardableResult
     public static func refineMoving(_ mixture: inout PositionMixture, window: MeasurementWindow, now: Double, start: Double,
                                     options o: FusionOptions, addedVariance: Double = 0, informationScale: Double = 1) -> Int {
+        refineMoving(&mixture, window: window, now: now, start: start, options: o, addedVariance: addedVariance,
+                     informationScale: informationScale, scratch: nil)
+    }
+
+    /// ``refineMoving(_:window:now:start:options:addedVariance:informationScale:)`` with the
+    /// entries' faded weights in `scratch` (at least one double per entry; a shorter or `nil`
+    /// one takes a temporary allocation).
+    static func refineMoving(_ mixture: inout PositionMixture, window: MeasurementWindow, now: Double, start: Double,
+                             options o: FusionOptions, addedVariance: Double, informationScale: Double,
+                             scratch: UnsafeMutableBufferPointer<Double>?) -> Int {
         var passes = 0
         withUnsafeMutablePointer(to: &passes) { counter in
             var k = Constants(o)
             k.windowPasses = counter
             let sigmaV = max(o.motion.velocityPriorStandardDeviation, 1e-3)
-            // The entries' faded weights at `now`, shared by every hypothesis (a stack allocation).
-            withUnsafeTemporaryAllocation(of: Double.self, capacity: max(window.entries.count, 1)) { faded in
+            // The entries' faded weights at `now`, shared by every hypothesis (in `scratch`, or a
+            // temporary allocation).
+            func run(_ faded: UnsafeMutableBufferPointer<Double>) {
                 for (j, e) in window.entries.enumerated() { faded[j] = e.multiplicity * exp(-(now - e.timestamp) * k.inverseMemory) }
                 let problem = MovingProblem(window: window, now: now, start: start, k: k, velocityInformation: 1 / (sigmaV * sigmaV),
                                             logVelocityPriorNormaliser: -0.5 * 3 * log(2 * .pi * sigmaV * sigmaV),
                                             addedVariance: max(addedVariance, 0), fadedWeights: UnsafeBufferPointer(faded),
                                             informationScale: informationScale.isFinite ? min(max(informationScale, 1e-3), 1) : 1)
                 refineMoving(&mixture, problem: problem)
+            }
+            let count = max(window.entries.count, 1)
+            if let scratch, scratch.count >= count {
+                run(UnsafeMutableBufferPointer(rebasing: scratch[0..<count]))
+            } else {
+                withUnsafeTemporaryAllocation(of: Double.self, capacity: count) { run($0) }
             }
         }
         return passes

@@ -62,6 +62,10 @@ import Foundation
         /// Where each linearisation of the whole window is counted (``refine(_:window:options:addedVariance:)``
         /// returns the count): set by each refinement; `nil` elsewhere.
         var windowPasses: UnsafeMutablePointer<Int>? = nil
+        /// Storage a window pass works in (``scratchCount(entries:)`` doubles for the window
+        /// at hand), kept by the object between updates: `nil` takes a temporary allocation,
+        /// which lies on the heap for all but the shortest windows.
+        var scratch: UnsafeMutableBufferPointer<Double>? = nil
         /// How many of the heaviest hypotheses at most are smoothed at every update: in a bank
         /// that nothing has resolved yet (a still phone's, whose tiles all hold a few per cent)
         /// the others wait four updates, as hypotheses under 1 % do.
@@ -232,7 +236,8 @@ import Foundation
         let count = window.entries.count
         let width = 10
         var forward = 1 - eta, lastRangeTime = -Double.infinity
-        withUnsafeTemporaryAllocation(of: Double.self, capacity: width * max(count, 1)) { scratch in
+        // In the object's own storage when it has some, else a temporary allocation.
+        func pass(_ scratch: UnsafeMutableBufferPointer<Double>) {
             // Per range: e, g (3), 1/v, line-of-sight share, α_A, ρ into it, scaled emissions A, B.
             var m = 0
             var alphaA = 1 - eta
@@ -290,6 +295,11 @@ import Foundation
                 betaA = fromA / scale
                 betaB = fromB / scale
             }
+        }
+        if let scratch = k.scratch, scratch.count >= width * max(count, 1) {
+            pass(scratch)
+        } else {
+            withUnsafeTemporaryAllocation(of: Double.self, capacity: width * max(count, 1)) { pass($0) }
         }
         // Directions (none for Channel Sounding) are independent of the chain.
         for e in window.entries where e.direction != .none {
@@ -354,9 +364,16 @@ import Foundation
     @discardableResult
     public static func refine(_ mixture: inout PositionMixture, window: MeasurementWindow, options o: FusionOptions,
                               addedVariance: Double = 0) -> Int {
+        refine(&mixture, window: window, options: o, addedVariance: addedVariance, scratch: nil)
+    }
+
+    /// ``refine(_:window:options:addedVariance:)`` working in `scratch` (``scratchCount(entries:)``
+    /// doubles for `window`; a shorter or `nil` one takes temporary allocations).
+    static func refine(_ mixture: inout PositionMixture, window: MeasurementWindow, options o: FusionOptions,
+                       addedVariance: Double, scratch: UnsafeMutableBufferPointer<Double>?) -> Int {
         var passes = 0
         withUnsafeMutablePointer(to: &passes) { counter in
-            withConstants(o, window: window) { constants in
+            withConstants(o, window: window, scratch: scratch) { constants in
                 var k = constants
                 k.windowPasses = counter
                 refineEach(&mixture, window: window, k: k, addedVariance: addedVariance)
@@ -365,12 +382,22 @@ import Foundation
         return passes
     }
 
+    /// Doubles of storage a window pass over `n` entries works in: ten per range for a burst
+    /// chain's forward–backward pass (``lineariseWithBursts(at:window:k:priorInformation:priorMean:independent:)``),
+    /// one per entry for its persistences `ρ_j` (``withConstants(_:window:scratch:_:)``) or for the moving
+    /// batch's faded weights (``refineMoving(_:window:now:start:options:addedVariance:informationScale:)``).
+    static func scratchCount(entries n: Int) -> Int { 11 * max(n, 1) }
+
     /// Calls `body` with the constants of `o` for `window`: with a burst chain, its persistences
-    /// `ρ_j` filled (in a temporary stack allocation, nothing on the heap).
-    static func withConstants<R>(_ o: FusionOptions, window: MeasurementWindow, _ body: (Constants) -> R) -> R {
+    /// `ρ_j` filled, in the first entries of `scratch` (the rest left to the window passes,
+    /// ``Constants/scratch``) or, without enough of it, in a temporary allocation.
+    static func withConstants<R>(_ o: FusionOptions, window: MeasurementWindow, scratch: UnsafeMutableBufferPointer<Double>? = nil,
+                                 _ body: (Constants) -> R) -> R {
         var k = Constants(o)
+        k.scratch = scratch
         guard k.burstForgettingRate > 0 else { return body(k) }
-        return withUnsafeTemporaryAllocation(of: Double.self, capacity: max(window.entries.count, 1)) { persistence in
+        let count = max(window.entries.count, 1)
+        func run(_ persistence: UnsafeMutableBufferPointer<Double>) -> R {
             var previous: Double?
             for (j, e) in window.entries.enumerated() {
                 persistence[j] = previous.map { exp(-max(e.timestamp - $0, 0) * k.burstForgettingRate) } ?? 0
@@ -379,6 +406,12 @@ import Foundation
             k.persistence = UnsafeBufferPointer(persistence)
             return body(k)
         }
+        if let scratch, scratch.count >= scratchCount(entries: count) {
+            k.scratch = UnsafeMutableBufferPointer(rebasing: scratch[count...])
+            return run(UnsafeMutableBufferPointer(rebasing: scratch[0..<count]))
+        }
+        k.scratch = nil
+        return withUnsafeTemporaryAllocation(of: Double.self, capacity: count) { run($0) }
     }
 
     /// ``refine(_:window:options:addedVariance:)`` for every hypothesis, with `k` prepared: a

@@ -10,6 +10,8 @@ public enum Angle {
     /// Wraps an angle into `(−π, π]`: `θ − 2π·round(θ/2π)`, with `−π` mapped to `π`.
     /// Non-finite input is returned unchanged (the caller validates).
     @inlinable public static func wrapped(_ angle: Double) -> Double {
+        // Already in (−π, π]: `round(θ/2π)` is 0 there, and `θ − 0` is `θ`.
+        if angle > -.pi && angle <= .pi { return angle }
         guard angle.isFinite else { return angle }
         var a = angle - 2 * .pi * (angle / (2 * .pi)).rounded()
         if a <= -.pi { a += 2 * .pi }
