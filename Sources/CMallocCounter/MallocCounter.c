@@ -1,10 +1,10 @@
 // Counts heap allocations for `nearby-fusion bench`. Linked into the executable, these
 // definitions of malloc, calloc, realloc and the aligned allocators (posix_memalign,
 // aligned_alloc, memalign, valloc, pvalloc: the Swift runtime's `swift_slowAlloc` takes
-// posix_memalign for a temporary allocation too large for the stack) take precedence over libc's for every shared
-// library of the process (the executable comes first in the dynamic linker's lookup
-// order); each forwards to glibc's own implementation (__libc_*), so behaviour is
-// unchanged and the only cost is one relaxed atomic increment per call.
+// posix_memalign for a temporary allocation too large for the stack) take precedence over
+// libc's for every shared library of the process (the executable comes first in the
+// dynamic linker's lookup order); each forwards to glibc's own implementation (__libc_*),
+// so behaviour is unchanged and the only cost is one relaxed atomic increment per call.
 #include "CMallocCounter.h"
 #include <stddef.h>
 #include <stdlib.h>  /* defines __GLIBC__ on glibc */

@@ -382,7 +382,7 @@ import Foundation
         return passes
     }
 
-    /// Doubles of storage a window pass over `n` entries works in: ten per range for a burst
+    /// Doubles of storage a window pass over `n` entries works in: ten per entry for a burst
     /// chain's forward–backward pass (``lineariseWithBursts(at:window:k:priorInformation:priorMean:independent:)``),
     /// one per entry for its persistences `ρ_j` (``withConstants(_:window:scratch:_:)``) or for the moving
     /// batch's faded weights (``refineMoving(_:window:now:start:options:addedVariance:informationScale:)``).
