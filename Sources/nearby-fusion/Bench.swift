@@ -20,8 +20,9 @@ struct Bench: ParsableCommand {
         for the updates made while the object was being acquired (no estimate yet, or the \
         bank refined from its window) and while it was tracked, each block holding updates \
         of one phase only. For the acquiring updates, also the acquisition's work: how many \
-        times per update it linearised its whole window of stored updates, counted in the \
-        warm-up pass (the same on every machine).
+        times per update it linearised its whole window of stored updates, and how many \
+        window entries those linearisations read, counted in the warm-up pass (the same on \
+        every machine).
         """)
 
     @Argument(help: "Recordings.", completion: .file(extensions: ["jsonl"]))
@@ -62,6 +63,10 @@ struct Bench: ParsableCommand {
         /// update (``ObjectStateSnapshot/windowPasses``), counted in the warm-up pass — its work,
         /// the same on every machine.
         var windowPassesPerUpdate: Double? = nil
+        /// For the acquiring updates: the window entries those linearisations read per update
+        /// (``ObjectStateSnapshot/windowEntriesLinearised``), counted in the warm-up pass — a
+        /// pass over a long window costs more than one over a short one.
+        var windowEntriesPerUpdate: Double? = nil
     }
 
     /// Every update's figures (at the top level of `--json`), and those of the updates made
@@ -143,8 +148,8 @@ struct Bench: ParsableCommand {
             try parse(&reader, name: name)
         }
         if table {
-            print("| recording | UWB updates | updates/s | of which acquiring | acquiring p50 µs | acquiring p99 µs | acquiring updates/s | acquiring window passes/update | tracking p50 ns | tracking p99 ns | mallocs/update |")
-            print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+            print("| recording | UWB updates | updates/s | of which acquiring | acquiring p50 µs | acquiring p99 µs | acquiring updates/s | acquiring window passes/update | acquiring window entries/update | tracking p50 ns | tracking p99 ns | mallocs/update |")
+            print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         }
         for (index, input) in inputs.enumerated() {
             if !json && !table && index > 0 { print() }
@@ -164,6 +169,7 @@ struct Bench: ParsableCommand {
                             tracking: timing.tracking.figures(countingMallocs: counting))
         if timing.acquiringUpdatesPerPass > 0 {
             result.acquiring?.windowPassesPerUpdate = Double(timing.windowPassesPerPass) / Double(timing.acquiringUpdatesPerPass)
+            result.acquiring?.windowEntriesPerUpdate = Double(timing.windowEntriesPerPass) / Double(timing.acquiringUpdatesPerPass)
         }
         if json {
             let encoder = JSONEncoder()
@@ -171,9 +177,9 @@ struct Bench: ParsableCommand {
             print(String(decoding: try encoder.encode(result), as: UTF8.self))
         } else if table {
             let acquiring = result.acquiring.map {
-                String(format: "%d | %.1f | %.1f | %.0f | %.2f", $0.updates / passes, $0.p50Nanoseconds / 1000, $0.p99Nanoseconds / 1000,
-                       $0.updatesPerSecond, $0.windowPassesPerUpdate ?? 0)
-            } ?? "0 | — | — | — | —"
+                String(format: "%d | %.1f | %.1f | %.0f | %.2f | %.0f", $0.updates / passes, $0.p50Nanoseconds / 1000, $0.p99Nanoseconds / 1000,
+                       $0.updatesPerSecond, $0.windowPassesPerUpdate ?? 0, $0.windowEntriesPerUpdate ?? 0)
+            } ?? "0 | — | — | — | — | —"
             let tracking = result.tracking.map { String(format: "%.0f | %.0f", $0.p50Nanoseconds, $0.p99Nanoseconds) } ?? "— | —"
             let mallocs = result.all.mallocsPerUpdate.map { String(format: "%.3f", $0) } ?? "—"
             print("| \(recording) | \(uwbCount) | " + String(format: "%.0f", result.all.updatesPerSecond) + " | \(acquiring) | \(tracking) | \(mallocs) |")
@@ -186,7 +192,10 @@ struct Bench: ParsableCommand {
             for (name, part) in [("acquiring", result.acquiring), ("tracking", result.tracking)] {
                 guard let part else { print(name.padding(toLength: 17, withPad: " ", startingAt: 0) + "no update"); continue }
                 let mallocs = part.mallocsPerUpdate.map { String(format: ", %.3f mallocs/update", $0) } ?? ""
-                let work = part.windowPassesPerUpdate.map { String(format: ", %.2f window passes/update", $0) } ?? ""
+                let work = part.windowPassesPerUpdate.map { passes in
+                    String(format: ", %.2f window passes/update", passes)
+                        + (part.windowEntriesPerUpdate.map { String(format: " (%.0f entries)", $0) } ?? "")
+                } ?? ""
                 print(name.padding(toLength: 17, withPad: " ", startingAt: 0)
                       + String(format: "%d updates: p50 %.0f ns, p99 %.0f ns, %.0f updates/s", part.updates, part.p50Nanoseconds,
                                part.p99Nanoseconds, part.updatesPerSecond) + mallocs + work)
@@ -202,10 +211,11 @@ struct Bench: ParsableCommand {
     /// closed early when the next update's phase differs. Returns the blocks of every update
     /// and of each phase, and a sink that keeps the results alive.
     private func time(_ events: [RecordingEvent], header: RecordingHeader, uwbCount: Int)
-        -> (all: Blocks, acquiring: Blocks, tracking: Blocks, sink: Double, windowPassesPerPass: Int, acquiringUpdatesPerPass: Int) {
+        -> (all: Blocks, acquiring: Blocks, tracking: Blocks, sink: Double, windowPassesPerPass: Int, windowEntriesPerPass: Int,
+            acquiringUpdatesPerPass: Int) {
         let blockSize = 32
         // Counted in the warm-up pass: the window passes of every object, and the acquiring updates.
-        var windowPassesPerPass = 0, acquiringUpdatesPerPass = 0
+        var windowPassesPerPass = 0, windowEntriesPerPass = 0, acquiringUpdatesPerPass = 0
         var all = Blocks(), acquiring = Blocks(), tracking = Blocks()
         all.latencies.reserveCapacity((uwbCount / blockSize + 1) * passes)
         var sink = 0.0
@@ -258,9 +268,13 @@ struct Bench: ParsableCommand {
                 close()
             }
             if pass == 0 {
-                windowPassesPerPass = driver.objectIDs.indices.reduce(0) { $0 + driver.engine.snapshot(driver.handle(ofSlot: $1)).windowPasses }
+                for slot in driver.objectIDs.indices {
+                    let snapshot = driver.engine.snapshot(driver.handle(ofSlot: slot))
+                    windowPassesPerPass += snapshot.windowPasses
+                    windowEntriesPerPass += snapshot.windowEntriesLinearised
+                }
             }
         }
-        return (all, acquiring, tracking, sink, windowPassesPerPass, acquiringUpdatesPerPass)
+        return (all, acquiring, tracking, sink, windowPassesPerPass, windowEntriesPerPass, acquiringUpdatesPerPass)
     }
 }

@@ -80,7 +80,14 @@ struct BenchAndFormatTests {
         let again = try JSONLineParser.parse(TestSupport.run(["bench", "Datasets/coached-sweep.jsonl", "--passes", "1", "--json"]).stdout)
         #expect(work > 1 && again["acquiring"]?["windowPassesPerUpdate"] == .number(work))
         #expect(sweep["tracking"]?["windowPassesPerUpdate"] == nil && sweep["windowPassesPerUpdate"] == nil)
-        #expect(text.contains(String(format: "%.2f window passes/update", work)), "\(text)")
+        // So are the window entries those passes read: at least one per pass, and more where the
+        // window is long.
+        guard case .number(let entries)? = sweep["acquiring"]?["windowEntriesPerUpdate"] else {
+            Issue.record("no window entries: \(sweep)"); return
+        }
+        #expect(entries >= work && again["acquiring"]?["windowEntriesPerUpdate"] == .number(entries))
+        #expect(sweep["tracking"]?["windowEntriesPerUpdate"] == nil)
+        #expect(text.contains(String(format: "%.2f window passes/update (%.0f entries)", work, entries)), "\(text)")
     }
 
     @Test func benchTimesScenariosAndRecordingsInOneTable() throws {
@@ -99,8 +106,10 @@ struct BenchAndFormatTests {
         }
         // A Channel Sounding tag in cs-far is acquired throughout: no tracked update, and its
         // window linearised many times an update.
-        #expect(cells[2][1] == cells[2][3] && cells[2][8] == "—")
+        #expect(cells[2][1] == cells[2][3] && cells[2][9] == "—")
         #expect((Double(cells[2][7]) ?? 0) > 1, "\(cells[2])")
+        // Each pass reads the window: many entries per pass once it has filled.
+        #expect((Double(cells[2][8]) ?? 0) > 10 * (Double(cells[2][7]) ?? .infinity), "\(cells[2])")
         // The same scenario from a file simulated with the same seed times the same updates.
         let sim = try TestSupport.run(["simulate", "--scenario", "still-peer", "--seed", "1"]).stdout
         let file = try TestSupport.temporaryFile(sim, name: "still-peer.jsonl")

@@ -140,7 +140,8 @@ public struct FusionEngine: Sendable {
                                    hypothesisCount: o.mixture.count, hypotheses: Array(o.mixture.hypotheses),
                                    assessment: o.coaching.lastAssessment, kinematics: o.phase == .tracking ? o.motion.combined : nil,
                                    movingProbability: o.phase == .tracking ? o.motion.movingProbability : nil,
-                                   rangeVarianceScale: o.rangeVarianceScale, windowPasses: o.windowPasses)
+                                   rangeVarianceScale: o.rangeVarianceScale, windowPasses: o.windowPasses,
+                                   windowEntriesLinearised: o.windowEntriesLinearised)
     }
 
     // MARK: Poses

@@ -26,19 +26,28 @@ extension ObjectTracker {
                 // An object that may walk: its position now and a velocity, from the whole window
                 // (`o` carries the range noise learned from it, `learnMovingRangeNoise`).
                 let start = acquisitionStartTime, scale = movingInformationScale(options: o)
-                windowPasses += passScratch.withUnsafeMutableBufferPointer { scratch in
+                let work = passScratch.withUnsafeMutableBufferPointer { scratch in
                     BatchRefinement.refineMoving(&mixture, window: window, now: entry.timestamp, start: start, options: o,
                                                  addedVariance: added, informationScale: scale, scratch: scratch)
                 }
+                count(work)
                 learnMovingRangeNoise(now: entry.timestamp, options: o)
             } else {
-                windowPasses += passScratch.withUnsafeMutableBufferPointer { scratch in
+                let work = passScratch.withUnsafeMutableBufferPointer { scratch in
                     BatchRefinement.refine(&mixture, window: window, options: o, addedVariance: added, scratch: scratch)
                 }
+                count(work)
             }
             updatesSinceRefinement = 0
         }
         return entry.hasRange && bankExplains(entry.rangeMetres, from: entry.antennaInWorld, options: o)
+    }
+
+    /// Adds a refinement's work to the object's counts (``ObjectStateSnapshot/windowPasses``,
+    /// ``ObjectStateSnapshot/windowEntriesLinearised``).
+    mutating func count(_ work: BatchRefinement.WindowWork) {
+        windowPasses += work.passes
+        windowEntriesLinearised += work.entries
     }
 
     /// What every residual of the moving batch counts when its range errors last

@@ -167,9 +167,10 @@ extension ObjectTracker {
         estimateGeneration &+= 1
         restarts.clearRejections()
         let added = acquisitionAddedVariance(pathLength: pathLength, options: o)
-        windowPasses += passScratch.withUnsafeMutableBufferPointer { scratch in
+        let work = passScratch.withUnsafeMutableBufferPointer { scratch in
             BatchRefinement.refine(&mixture, window: window, options: o, addedVariance: added, scratch: scratch)
         }
+        count(work)
         updatesSinceRefinement = 0
     }
 }

@@ -89,6 +89,8 @@ struct ObjectTracker: Sendable {
     var updatesSinceRefinement = 0
     /// Linearisations of the whole window since the object was registered (``ObjectStateSnapshot/windowPasses``).
     var windowPasses = 0
+    /// The window entries those linearisations read (``ObjectStateSnapshot/windowEntriesLinearised``).
+    var windowEntriesLinearised = 0
     /// The storage the acquisition's window passes work in (`BatchRefinement.scratchCount(entries:)`
     /// doubles for a full window), made once: a temporary allocation that large lies on the heap.
     var passScratch: ContiguousArray<Double>
@@ -311,4 +313,8 @@ public struct ObjectStateSnapshot: Sendable {
     /// the object was registered (a hypothesis solved from its prior, or its kept model rebuilt):
     /// the acquisition's work, counted the same on every machine.
     public var windowPasses = 0
+    /// The window entries those linearisations read, summed: a pass over 160 entries costs
+    /// about ten times one over 16, which ``windowPasses`` does not show. Counted the same on
+    /// every machine.
+    public var windowEntriesLinearised = 0
 }

@@ -190,6 +190,7 @@ extension BatchRefinement {
     static func linearisation(at x: Vector3, window: MeasurementWindow, k: Constants,
                               priorInformation: Matrix3, priorMean: Vector3) -> BatchLinearisation {
         k.windowPasses?.pointee += 1
+        k.windowEntries?.pointee += window.entries.count
         var model = BatchLinearisation()
         model.point = x
         model.information = priorInformation

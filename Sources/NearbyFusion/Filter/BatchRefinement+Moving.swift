@@ -206,6 +206,7 @@ extension BatchRefinement {
                                 problem p: MovingProblem)
         -> (total: MovingNormalEquations, cost: Double, measurements: MovingNormalEquations, missing: Bool) {
         p.k.windowPasses?.pointee += 1
+        p.k.windowEntries?.pointee += p.window.entries.count
         var m = MovingNormalEquations()
         var missing = false
         p.window.entries.withUnsafeBufferPointer { entries in
@@ -360,19 +361,22 @@ extension BatchRefinement {
     public static func refineMoving(_ mixture: inout PositionMixture, window: MeasurementWindow, now: Double, start: Double,
                                     options o: FusionOptions, addedVariance: Double = 0, informationScale: Double = 1) -> Int {
         refineMoving(&mixture, window: window, now: now, start: start, options: o, addedVariance: addedVariance,
-                     informationScale: informationScale, scratch: nil)
+                     informationScale: informationScale, scratch: nil).passes
     }
 
     /// ``refineMoving(_:window:now:start:options:addedVariance:informationScale:)`` with the
     /// entries' faded weights in `scratch` (at least one double per entry; a shorter or `nil`
-    /// one takes a temporary allocation).
+    /// one takes a temporary allocation). Returns the window linearisations and the entries
+    /// they read.
     static func refineMoving(_ mixture: inout PositionMixture, window: MeasurementWindow, now: Double, start: Double,
                              options o: FusionOptions, addedVariance: Double, informationScale: Double,
-                             scratch: UnsafeMutableBufferPointer<Double>?) -> Int {
-        var passes = 0
-        withUnsafeMutablePointer(to: &passes) { counter in
+                             scratch: UnsafeMutableBufferPointer<Double>?) -> WindowWork {
+        var work = WindowWork()
+        withUnsafeMutablePointer(to: &work.passes) { counter in
+          withUnsafeMutablePointer(to: &work.entries) { entryCounter in
             var k = Constants(o)
             k.windowPasses = counter
+            k.windowEntries = entryCounter
             let sigmaV = max(o.motion.velocityPriorStandardDeviation, 1e-3)
             // The entries' faded weights at `now`, shared by every hypothesis (in `scratch`, or a
             // temporary allocation).
@@ -390,8 +394,9 @@ extension BatchRefinement {
             } else {
                 withUnsafeTemporaryAllocation(of: Double.self, capacity: count) { run($0) }
             }
+          }
         }
-        return passes
+        return work
     }
 
     /// ``refineMoving(_:window:now:start:options:addedVariance:)`` with its shared terms prepared.

@@ -62,6 +62,9 @@ import Foundation
         /// Where each linearisation of the whole window is counted (``refine(_:window:options:addedVariance:)``
         /// returns the count): set by each refinement; `nil` elsewhere.
         var windowPasses: UnsafeMutablePointer<Int>? = nil
+        /// Where the entries those linearisations read are counted (a pass over `n` entries
+        /// adds `n`): set by each refinement of an object; `nil` elsewhere.
+        var windowEntries: UnsafeMutablePointer<Int>? = nil
         /// Storage a window pass works in (``scratchCount(entries:)`` doubles for the window
         /// at hand), kept by the object between updates: `nil` takes a temporary allocation,
         /// which lies on the heap for all but the shortest windows.
@@ -106,6 +109,7 @@ import Foundation
     static func linearise(at x: Vector3, window: MeasurementWindow, k: Constants,
                           priorInformation: Matrix3, priorMean: Vector3) -> (a: Matrix3, b: Vector3, logLikelihood: Double, biasGradient: Vector3) {
         k.windowPasses?.pointee += 1
+        k.windowEntries?.pointee += window.entries.count
         if k.burstForgettingRate > 0 {
             let chain = lineariseWithBursts(at: x, window: window, k: k, priorInformation: priorInformation, priorMean: priorMean)
             return (chain.a, chain.b, chain.logLikelihood, chain.biasGradient)
@@ -364,22 +368,33 @@ import Foundation
     @discardableResult
     public static func refine(_ mixture: inout PositionMixture, window: MeasurementWindow, options o: FusionOptions,
                               addedVariance: Double = 0) -> Int {
-        refine(&mixture, window: window, options: o, addedVariance: addedVariance, scratch: nil)
+        refine(&mixture, window: window, options: o, addedVariance: addedVariance, scratch: nil).passes
     }
 
     /// ``refine(_:window:options:addedVariance:)`` working in `scratch` (``scratchCount(entries:)``
-    /// doubles for `window`; a shorter or `nil` one takes temporary allocations).
+    /// doubles for `window`; a shorter or `nil` one takes temporary allocations). Returns the
+    /// window linearisations and the entries they read.
     static func refine(_ mixture: inout PositionMixture, window: MeasurementWindow, options o: FusionOptions,
-                       addedVariance: Double, scratch: UnsafeMutableBufferPointer<Double>?) -> Int {
-        var passes = 0
-        withUnsafeMutablePointer(to: &passes) { counter in
-            withConstants(o, window: window, scratch: scratch) { constants in
-                var k = constants
-                k.windowPasses = counter
-                refineEach(&mixture, window: window, k: k, addedVariance: addedVariance)
+                       addedVariance: Double, scratch: UnsafeMutableBufferPointer<Double>?) -> WindowWork {
+        var work = WindowWork()
+        withUnsafeMutablePointer(to: &work.passes) { counter in
+            withUnsafeMutablePointer(to: &work.entries) { entries in
+                withConstants(o, window: window, scratch: scratch) { constants in
+                    var k = constants
+                    k.windowPasses = counter
+                    k.windowEntries = entries
+                    refineEach(&mixture, window: window, k: k, addedVariance: addedVariance)
+                }
             }
         }
-        return passes
+        return work
+    }
+
+    /// A refinement's work: how many times it linearised the whole window, and how many
+    /// entries those linearisations read (a pass over a long window costs more than one over a
+    /// short one).
+    struct WindowWork {
+        var passes = 0, entries = 0
     }
 
     /// Doubles of storage a window pass over `n` entries works in: ten per entry for a burst
