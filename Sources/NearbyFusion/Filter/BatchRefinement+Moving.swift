@@ -373,28 +373,28 @@ extension BatchRefinement {
                              scratch: UnsafeMutableBufferPointer<Double>?) -> WindowWork {
         var work = WindowWork()
         withUnsafeMutablePointer(to: &work.passes) { counter in
-          withUnsafeMutablePointer(to: &work.entries) { entryCounter in
-            var k = Constants(o)
-            k.windowPasses = counter
-            k.windowEntries = entryCounter
-            let sigmaV = max(o.motion.velocityPriorStandardDeviation, 1e-3)
-            // The entries' faded weights at `now`, shared by every hypothesis (in `scratch`, or a
-            // temporary allocation).
-            func run(_ faded: UnsafeMutableBufferPointer<Double>) {
-                for (j, e) in window.entries.enumerated() { faded[j] = e.multiplicity * exp(-(now - e.timestamp) * k.inverseMemory) }
-                let problem = MovingProblem(window: window, now: now, start: start, k: k, velocityInformation: 1 / (sigmaV * sigmaV),
-                                            logVelocityPriorNormaliser: -0.5 * 3 * log(2 * .pi * sigmaV * sigmaV),
-                                            addedVariance: max(addedVariance, 0), fadedWeights: UnsafeBufferPointer(faded),
-                                            informationScale: informationScale.isFinite ? min(max(informationScale, 1e-3), 1) : 1)
-                refineMoving(&mixture, problem: problem)
+            withUnsafeMutablePointer(to: &work.entries) { entryCounter in
+                var k = Constants(o)
+                k.windowPasses = counter
+                k.windowEntries = entryCounter
+                let sigmaV = max(o.motion.velocityPriorStandardDeviation, 1e-3)
+                // The entries' faded weights at `now`, shared by every hypothesis (in `scratch`, or a
+                // temporary allocation).
+                func run(_ faded: UnsafeMutableBufferPointer<Double>) {
+                    for (j, e) in window.entries.enumerated() { faded[j] = e.multiplicity * exp(-(now - e.timestamp) * k.inverseMemory) }
+                    let problem = MovingProblem(window: window, now: now, start: start, k: k, velocityInformation: 1 / (sigmaV * sigmaV),
+                                                logVelocityPriorNormaliser: -0.5 * 3 * log(2 * .pi * sigmaV * sigmaV),
+                                                addedVariance: max(addedVariance, 0), fadedWeights: UnsafeBufferPointer(faded),
+                                                informationScale: informationScale.isFinite ? min(max(informationScale, 1e-3), 1) : 1)
+                    refineMoving(&mixture, problem: problem)
+                }
+                let count = max(window.entries.count, 1)
+                if let scratch, scratch.count >= count {
+                    run(UnsafeMutableBufferPointer(rebasing: scratch[0..<count]))
+                } else {
+                    withUnsafeTemporaryAllocation(of: Double.self, capacity: count) { run($0) }
+                }
             }
-            let count = max(window.entries.count, 1)
-            if let scratch, scratch.count >= count {
-                run(UnsafeMutableBufferPointer(rebasing: scratch[0..<count]))
-            } else {
-                withUnsafeTemporaryAllocation(of: Double.self, capacity: count) { run($0) }
-            }
-          }
         }
         return work
     }
