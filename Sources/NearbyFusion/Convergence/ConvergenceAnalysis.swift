@@ -205,14 +205,7 @@ import Foundation
             for h in mixture.hypotheses {
                 let w = exp(h.logWeight)
                 let d = h.meanInWorld - a
-                let rho2 = d.x * d.x + d.z * d.z
-                let own: Double
-                if rho2 < 0.05 * 0.05 {
-                    own = .pi * .pi   // directly above/below: bearing undefined
-                } else {
-                    let g = Vector3(-d.z / rho2, 0, d.x / rho2)
-                    own = h.covariance.quadraticForm(g)
-                }
+                let own = Self.ownBearingVariance(h.covariance, offset: d)
                 let dpsi = Angle.wrapped(atan2(d.x, -d.z) - meanBearing)
                 bearingVariance += w * (own + dpsi * dpsi)
                 let dm = h.meanInWorld - meanInWorld
@@ -234,13 +227,19 @@ import Foundation
             let sy = max(h.covariance.m11, 1e-12).squareRoot()
             above = clampedNormalCDF((d.y - tau) / sy)
             below = clampedNormalCDF((-tau - d.y) / sy)
-            let rho2 = d.x * d.x + d.z * d.z
-            if rho2 < 0.05 * 0.05 {
-                bearingSigma = (Double.pi * .pi).squareRoot()   // directly above/below: bearing undefined (as above)
-            } else {
-                bearingSigma = h.covariance.quadraticForm(Vector3(-d.z / rho2, 0, d.x / rho2)).squareRoot()
-            }
+            bearingSigma = Self.ownBearingVariance(h.covariance, offset: d).squareRoot()
             same = max(0, 1 - above - below)
+        }
+
+        /// A hypothesis's own bearing variance, rad², seen from the antenna at offset `d`
+        /// (its mean less the antenna, world frame, metres): `gᵀPg` with the bearing's gradient
+        /// `g = (−d_z, 0, d_x)/ρ²`, `ρ² = d_x² + d_z²`; π² within 5 cm of the vertical through
+        /// the antenna, directly above or below it, where the bearing is undefined.
+        @inline(__always)
+        static func ownBearingVariance(_ covariance: Matrix3, offset d: Vector3) -> Double {
+            let rho2 = d.x * d.x + d.z * d.z
+            guard rho2 >= 0.05 * 0.05 else { return .pi * .pi }
+            return covariance.quadraticForm(Vector3(-d.z / rho2, 0, d.x / rho2))
         }
     }
 

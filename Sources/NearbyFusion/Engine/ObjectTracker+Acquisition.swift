@@ -30,13 +30,13 @@ extension ObjectTracker {
                     BatchRefinement.refineMoving(&mixture, window: window, now: entry.timestamp, start: start, options: o,
                                                  addedVariance: added, informationScale: scale, scratch: scratch)
                 }
-                count(work)
+                addWindowWork(work)
                 learnMovingRangeNoise(now: entry.timestamp, options: o)
             } else {
                 let work = passScratch.withUnsafeMutableBufferPointer { scratch in
                     BatchRefinement.refine(&mixture, window: window, options: o, addedVariance: added, scratch: scratch)
                 }
-                count(work)
+                addWindowWork(work)
             }
             updatesSinceRefinement = 0
         }
@@ -45,7 +45,7 @@ extension ObjectTracker {
 
     /// Adds a refinement's work to the object's counts (``ObjectStateSnapshot/windowPasses``,
     /// ``ObjectStateSnapshot/windowEntriesLinearised``).
-    mutating func count(_ work: BatchRefinement.WindowWork) {
+    mutating func addWindowWork(_ work: BatchRefinement.WindowWork) {
         windowPasses += work.passes
         windowEntriesLinearised += work.entries
     }

@@ -170,7 +170,7 @@ extension ObjectTracker {
         let work = passScratch.withUnsafeMutableBufferPointer { scratch in
             BatchRefinement.refine(&mixture, window: window, options: o, addedVariance: added, scratch: scratch)
         }
-        count(work)
+        addWindowWork(work)
         updatesSinceRefinement = 0
     }
 }
