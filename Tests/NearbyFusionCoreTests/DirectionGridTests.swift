@@ -45,6 +45,42 @@ struct DirectionGridTests {
         #expect(stepped.grid.count < planar.grid.count, "\(stepped.grid.count) live against \(planar.grid.count)")
     }
 
+    /// The clusters a bank reads hold the grid's own mean and covariance, each cluster's
+    /// covariance positive definite: over a mirror pair left open by planar sweeps (many
+    /// clusters) and after the step that resolves it (few).
+    @Test func theClustersHoldTheGridsMoments() {
+        let planar = Self.grid { k in Vector3(0.6 * sin(0.4 * Double(k)), 1.4 + 0.5 * cos(0.3 * Double(k)), 0) }
+        let stepped = Self.grid { k in
+            Vector3(0.6 * sin(0.4 * Double(k)), 1.4 + 0.5 * cos(0.3 * Double(k)), -min(Double(k) / 30, 1))
+        }
+        var counts: [Int] = []
+        for run in [planar, stepped] {
+            var grid = run.grid
+            var weights: [Double] = [], means: [Vector3] = [], covariances: [Matrix3] = []
+            grid.summarise { logWeight, mean, covariance in
+                weights.append(exp(logWeight)); means.append(mean); covariances.append(covariance)
+            }
+            counts.append(weights.count)
+            #expect(abs(weights.reduce(0, +) - 1) < 1e-12)
+            let definite = covariances.allSatisfy { $0.isPositiveDefinite }
+            #expect(definite)
+            var mean = Vector3.zero
+            for (w, m) in zip(weights, means) { mean += w * m }
+            var covariance = Matrix3.zero
+            for i in weights.indices {
+                let d = means[i] - mean
+                covariance = covariance + weights[i] * (covariances[i] + Matrix3.outer(d, d))
+            }
+            let grid0 = run.moments
+            #expect((mean - grid0.meanInWorld).length < 1e-9)
+            let difference = covariance - grid0.covariance
+            let largest = [difference.m00, difference.m01, difference.m02, difference.m11, difference.m12, difference.m22]
+                .map { abs($0) }.max() ?? 0
+            #expect(largest < 1e-9 * max(grid0.covariance.m00 + grid0.covariance.m11 + grid0.covariance.m22, 1), "\(largest) m²")
+        }
+        #expect(counts[0] > counts[1] && counts[0] <= 64, "\(counts) clusters")
+    }
+
     /// With a persistence of zero (an infinite forgetting rate) the burst chain weighs each
     /// range as the independent density does: the same weights, distances and moments.
     @Test func theChainWithoutMemoryIsTheIndependentDensity() {

@@ -28,9 +28,21 @@ import Foundation
 ///    with the chain): `K = Pⱼ H / S`, `mⱼ ← mⱼ + π K ν`, `Pⱼ ← (1 − π K H) Pⱼ`;
 /// 5. directions more than ``pruneMargin`` nats below the best are dropped.
 ///
-/// Storage is made at ``init(directionCount:density:variance:burstForgettingRate:)`` and
-/// reused by every ``start(rangeMetres:antennaInWorld:at:)``: nothing is allocated per range.
-/// Cost: `O(live directions)` per range, about as many square roots and divisions.
+/// A direction stands for its cell of the sphere, `4π/n` steradians: the tangential spread
+/// of a point spread evenly over a square cell of side `δ = √(4π/n)` at distance `m`,
+/// `(δm)²/12` on each axis across `u`, is part of every covariance the grid reports
+/// (``moments``, ``summarise(_:)``), which keeps a cluster of one direction positive definite.
+///
+/// For a bank of Gaussians (the engine's convergence analysis and guidance read one), the
+/// grid is summarised as moment-matched clusters: each direction belongs to the nearest of
+/// `clusterCount` coarser Fibonacci directions, and each cluster is reported with its share of
+/// the weight, its mean and its covariance (``summarise(_:)``); together they have the grid's
+/// own mean and covariance.
+///
+/// Storage is made at ``init(directionCount:clusterCount:density:variance:burstForgettingRate:)`` and
+/// reused by every ``start(rangeMetres:antennaInWorld:at:startOffsetMetres:startStandardDeviationMetres:)``
+/// and ``summarise(_:)``: nothing is allocated per range. Cost: `O(live directions)` per
+/// range, about as many square roots and divisions.
 @_spi(Internals) public struct DirectionGrid: Sendable {
     /// One direction: its unit vector (world frame), the distance along it (mean, metres;
     /// variance, m²), its log weight (nats) and its probability of line of sight.
@@ -40,6 +52,15 @@ import Foundation
         var distanceVariance: Double
         var logWeight: Double
         var lineOfSight: Double
+        /// The coarse direction whose cluster this one belongs to (``summarise(_:)``).
+        var cluster: Int
+    }
+
+    /// One cluster's sums over its directions: `Σ w`, `Σ w p`, `Σ w (p pᵀ + Σ_cell)`.
+    struct ClusterSums: Sendable {
+        var weight = 0.0
+        var first = Vector3.zero
+        var second = Matrix3.zero
     }
 
     /// Directions more than this many nats below the best are dropped.
@@ -48,8 +69,11 @@ import Foundation
     static let tableStep = 0.002, tableHalfWidth = 10.0
 
     private var directions: ContiguousArray<Direction>
-    /// The Fibonacci sphere's unit vectors, computed once.
-    private let units: ContiguousArray<Vector3>
+    /// The Fibonacci sphere's unit vectors, computed once, and the cluster of each.
+    private let units: ContiguousArray<Vector3>, clusterOfUnit: ContiguousArray<Int>
+    /// `(4π/n)/12`, rad²: a direction's cell spread across it, per axis, per metre² of distance.
+    private let cellAngularVariance: Double
+    private var clusterSums: ContiguousArray<ClusterSums>
     /// `(1 − ε − η) N(e; 0, R)` and `η q(e)` at `e = −tableHalfWidth + k tableStep`, m⁻¹.
     private let inlierTable: ContiguousArray<Double>, excessTable: ContiguousArray<Double>
     /// `ε/span`, m⁻¹, and `η`.
@@ -62,17 +86,22 @@ import Foundation
     public private(set) var originInWorld = Vector3.zero
     private var lastRangeTime = -Double.infinity
 
-    /// Grid of `directionCount` directions for a radio with error density `density` whose
-    /// line-of-sight part has `variance` (m²); `burstForgettingRate` (1/s, `1/(τ(1 − η))` for
-    /// bursts of mean `τ` seconds) > 0 weighs the ranges through the multipath chain.
-    public init(directionCount: Int, density: RangeErrorDensity, variance: Double, burstForgettingRate: Double = 0) {
-        let n = max(directionCount, 1)
-        let golden = Double.pi * (3 - 5.0.squareRoot())
-        units = ContiguousArray((0..<n).map { i in
-            let y = 1 - 2 * (Double(i) + 0.5) / Double(n)
-            let r = (1 - y * y).squareRoot(), phi = Double(i) * golden
-            return Vector3(cos(phi) * r, y, sin(phi) * r)
+    /// Grid of `directionCount` directions, summarised in at most `clusterCount` clusters, for
+    /// a radio with error density `density` whose line-of-sight part has `variance` (m²);
+    /// `burstForgettingRate` (1/s, `1/(τ(1 − η))` for bursts of mean `τ` seconds) > 0 weighs
+    /// the ranges through the multipath chain.
+    public init(directionCount: Int, clusterCount: Int = 64, density: RangeErrorDensity, variance: Double,
+                burstForgettingRate: Double = 0) {
+        let n = max(directionCount, 1), k = max(min(clusterCount, n), 1)
+        units = ContiguousArray(Self.fibonacciSphere(n))
+        let centres = Self.fibonacciSphere(k)
+        clusterOfUnit = ContiguousArray(units.map { u in
+            var best = 0
+            for i in centres.indices where centres[i].dot(u) > centres[best].dot(u) { best = i }
+            return best
         })
+        cellAngularVariance = 4 * .pi / Double(n) / 12
+        clusterSums = ContiguousArray(repeating: ClusterSums(), count: k)
         let count = Int(2 * Self.tableHalfWidth / Self.tableStep) + 1
         let errors = (0..<count).map { -Self.tableHalfWidth + Double($0) * Self.tableStep }
         inlierTable = ContiguousArray(errors.map { density.inlier($0, variance: variance) })
@@ -83,6 +112,16 @@ import Foundation
         self.burstForgettingRate = multipathProbability > 0 && multipathProbability < 1 ? max(burstForgettingRate, 0) : 0
         directions = []
         directions.reserveCapacity(n)
+    }
+
+    /// `n` unit vectors on the Fibonacci sphere: `y = 1 − 2(i + ½)/n`, azimuth `i π(3 − √5)`.
+    static func fibonacciSphere(_ n: Int) -> [Vector3] {
+        let golden = Double.pi * (3 - 5.0.squareRoot())
+        return (0..<n).map { i in
+            let y = 1 - 2 * (Double(i) + 0.5) / Double(n)
+            let r = (1 - y * y).squareRoot(), phi = Double(i) * golden
+            return Vector3(cos(phi) * r, y, sin(phi) * r)
+        }
     }
 
     /// Live directions.
@@ -99,9 +138,9 @@ import Foundation
         directions.removeAll(keepingCapacity: true)
         originInWorld = a
         let alpha = 1 - multipathProbability
-        for u in units {
+        for (u, cluster) in zip(units, clusterOfUnit) {
             directions.append(Direction(unit: u, distanceMetres: max(r - offset, 0), distanceVariance: sigma * sigma,
-                                        logWeight: 0, lineOfSight: alpha))
+                                        logWeight: 0, lineOfSight: alpha, cluster: cluster))
         }
         lastRangeTime = -Double.infinity
         add(rangeMetres: r, antennaInWorld: a, at: t)
@@ -203,8 +242,17 @@ import Foundation
         return (spread / total).squareRoot()
     }
 
+    /// A direction's own covariance, m²: its distance's variance along `u` and its cell's
+    /// spread across, `Pⱼ uuᵀ + (4π/n)/12 · mⱼ² (I − uuᵀ)`.
+    @inline(__always)
+    func cellCovariance(_ d: Direction) -> Matrix3 {
+        let along = Matrix3.outer(d.unit, d.unit)
+        return d.distanceVariance * along + (cellAngularVariance * d.distanceMetres * d.distanceMetres) * (Matrix3.identity - along)
+    }
+
     /// The grid's mean (world frame, metres) and covariance (m²):
-    /// `μ = Σ wⱼ pⱼ`, `C = Σ wⱼ ((pⱼ − μ)(pⱼ − μ)ᵀ + Pⱼ uⱼuⱼᵀ)`, weights normalised; `nil` when empty.
+    /// `μ = Σ wⱼ pⱼ`, `C = Σ wⱼ ((pⱼ − μ)(pⱼ − μ)ᵀ + C_cell,ⱼ)`, weights normalised, `C_cell`
+    /// each direction's own (``cellCovariance(_:)``); `nil` when empty.
     public var moments: MixtureMoments? {
         guard let best = directions.lazy.map(\.logWeight).max() else { return nil }
         var total = 0.0, sum = Vector3.zero
@@ -217,9 +265,30 @@ import Foundation
         var covariance = Matrix3.zero
         for d in directions {
             let offset = originInWorld + d.distanceMetres * d.unit - mean
-            covariance = covariance + (exp(d.logWeight - best) / total)
-                * (Matrix3.outer(offset, offset) + d.distanceVariance * Matrix3.outer(d.unit, d.unit))
+            covariance = covariance + (exp(d.logWeight - best) / total) * (Matrix3.outer(offset, offset) + cellCovariance(d))
         }
         return MixtureMoments(meanInWorld: mean, covariance: covariance.symmetrized)
+    }
+
+    /// Calls `body(logWeight, meanInWorld, covariance)` for each cluster that holds a live
+    /// direction, in the coarse directions' order: `log(Wᵢ/W)`, `μᵢ = Σ wⱼ pⱼ / Wᵢ` (world
+    /// frame, metres) and `Cᵢ = Σ wⱼ (pⱼ pⱼᵀ + C_cell,ⱼ) / Wᵢ − μᵢ μᵢᵀ` (m²), the sums over the
+    /// cluster's directions, `wⱼ = e^{ℓⱼ − max ℓ}`, `Wᵢ = Σ wⱼ`, `W = Σ Wᵢ`. The clusters'
+    /// mixture has the grid's ``moments``.
+    public mutating func summarise(_ body: (_ logWeight: Double, _ meanInWorld: Vector3, _ covariance: Matrix3) -> Void) {
+        guard let best = directions.lazy.map(\.logWeight).max() else { return }
+        for i in clusterSums.indices { clusterSums[i] = ClusterSums() }
+        var total = 0.0
+        for d in directions {
+            let w = exp(d.logWeight - best), p = originInWorld + d.distanceMetres * d.unit
+            clusterSums[d.cluster].weight += w
+            clusterSums[d.cluster].first += w * p
+            clusterSums[d.cluster].second = clusterSums[d.cluster].second + w * (Matrix3.outer(p, p) + cellCovariance(d))
+            total += w
+        }
+        for sums in clusterSums where sums.weight > 0 {
+            let mean = (1 / sums.weight) * sums.first
+            body(log(sums.weight / total), mean, ((1 / sums.weight) * sums.second - Matrix3.outer(mean, mean)).symmetrized)
+        }
     }
 }
