@@ -7,9 +7,9 @@ import Foundation
 ///
 /// Position of direction `j`: `pⱼ = a₀ + ρⱼ uⱼ` (world frame, metres), `uⱼ` fixed unit
 /// vectors on a Fibonacci sphere (`n` of them, about `√(4π/n)` radians apart: 9° at 500),
-/// `ρⱼ ~ N(mⱼ, Pⱼ)`, log weight `ℓⱼ`. Along one direction the ranges determine the distance
-/// to a few centimetres, so one Gaussian per direction carries what a radial grid would;
-/// across directions the posterior is left free.
+/// `ρⱼ ~ N(mⱼ, Pⱼ)`, log weight `ℓⱼ`. Along one direction a few ranges narrow the distance
+/// to about the range noise, a single peak, so one Gaussian per direction carries what a
+/// radial grid would; across directions the posterior is left free.
 ///
 /// A range `z` (metres) from antenna `a`, with `R` the radio's line-of-sight variance (m²):
 /// 1. prediction `h = ‖pⱼ − a‖`, slope `H = uⱼ·(pⱼ − a)/h`, innovation `ν = z − h`, its
