@@ -201,7 +201,11 @@ import Foundation
                 }
             }
         }
-        let floor = best - Self.pruneMargin
+        prune(below: best - Self.pruneMargin)
+    }
+
+    /// Drops the directions whose log weight is below `floor` (or not a number).
+    private mutating func prune(below floor: Double) {
         directions.removeAll { !($0.logWeight >= floor) }
     }
 
@@ -216,8 +220,7 @@ import Foundation
             directions[j].logWeight -= 0.5 * inverse.quadraticForm(p - mean)
             best = max(best, directions[j].logWeight)
         }
-        let floor = best - Self.pruneMargin
-        directions.removeAll { !($0.logWeight >= floor) }
+        prune(below: best - Self.pruneMargin)
     }
 
     /// The bearing σ seen from `a` (world frame), radians: `√(Σ wⱼ (ψⱼ − ψ̄)² / Σ wⱼ)`,
@@ -225,21 +228,10 @@ import Foundation
     /// π when the grid is empty.
     public func bearingStandardDeviation(from a: Vector3) -> Double {
         guard let best = directions.lazy.map(\.logWeight).max() else { return .pi }
-        var sinSum = 0.0, cosSum = 0.0, total = 0.0
-        for d in directions {
-            let w = exp(d.logWeight - best)
-            let p = originInWorld + d.distanceMetres * d.unit - a
-            let psi = atan2(p.x, -p.z)
-            sinSum += w * sin(psi); cosSum += w * cos(psi); total += w
-        }
-        let mean = atan2(sinSum, cosSum)
-        var spread = 0.0
-        for d in directions {
-            let p = originInWorld + d.distanceMetres * d.unit - a
-            let dpsi = Angle.wrapped(atan2(p.x, -p.z) - mean)
-            spread += exp(d.logWeight - best) * dpsi * dpsi
-        }
-        return (spread / total).squareRoot()
+        return Angle.circularSpread(count: directions.count, weight: { exp(directions[$0].logWeight - best) }, angle: { j in
+            let p = originInWorld + directions[j].distanceMetres * directions[j].unit - a
+            return atan2(p.x, -p.z)
+        })
     }
 
     /// A direction's own covariance, m²: its distance's variance along `u` and its cell's

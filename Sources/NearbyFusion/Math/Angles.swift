@@ -18,6 +18,26 @@ public enum Angle {
         if a > .pi { a -= 2 * .pi }
         return a
     }
+
+    /// The weighted spread of `count` angles about their circular mean, radians:
+    /// `√(Σ wᵢ (ψᵢ − ψ̄)² / Σ wᵢ)`, `ψ̄ = atan2(Σ wᵢ sin ψᵢ, Σ wᵢ cos ψᵢ)`, each difference
+    /// wrapped to (−π, π]. `weight(i)` (≥ 0, not all 0) and `angle(i)` (radians) are read twice
+    /// each, once per pass. The bearing σ of a weighted point set (`DirectionGrid`, and the
+    /// evaluation's exact posterior).
+    @_spi(Internals) @inlinable public static func circularSpread(count: Int, weight: (Int) -> Double, angle: (Int) -> Double) -> Double {
+        var sinSum = 0.0, cosSum = 0.0, total = 0.0
+        for i in 0..<count {
+            let w = weight(i), psi = angle(i)
+            sinSum += w * sin(psi); cosSum += w * cos(psi); total += w
+        }
+        let mean = atan2(sinSum, cosSum)
+        var spread = 0.0
+        for i in 0..<count {
+            let dpsi = wrapped(angle(i) - mean)
+            spread += weight(i) * dpsi * dpsi
+        }
+        return (spread / total).squareRoot()
+    }
 }
 
 /// The standard normal cumulative distribution `Φ(x) = ½ erfc(−x/√2)`.

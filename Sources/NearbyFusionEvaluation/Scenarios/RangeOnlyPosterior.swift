@@ -1,5 +1,5 @@
 import Foundation
-import NearbyFusion
+@_spi(Internals) import NearbyFusion
 import NearbyFusionRecording
 import NearbyFusionSimulation
 
@@ -114,20 +114,8 @@ public struct RangeOnlyPosterior: Sendable {
     /// engine's coaching reads, `ConvergenceAssessment.horizontalAngleStandardDeviation`).
     public func bearingStandardDeviation(from a: Vector3) -> Double {
         guard let best = logLikelihood.max() else { return .pi }
-        var sinSum = 0.0, cosSum = 0.0, total = 0.0
-        for i in x.indices {
-            let w = exp(logLikelihood[i] - best)
-            let psi = atan2(x[i] - a.x, -(z[i] - a.z))
-            sinSum += w * sin(psi); cosSum += w * cos(psi); total += w
-        }
-        let mean = atan2(sinSum, cosSum)
-        var variance = 0.0
-        for i in x.indices {
-            let w = exp(logLikelihood[i] - best)
-            let dpsi = Angle.wrapped(atan2(x[i] - a.x, -(z[i] - a.z)) - mean)
-            variance += w * dpsi * dpsi
-        }
-        return (variance / total).squareRoot()
+        return Angle.circularSpread(count: x.count, weight: { exp(logLikelihood[$0] - best) },
+                                    angle: { atan2(x[$0] - a.x, -(z[$0] - a.z)) })
     }
 
     /// The posterior's mean (m, world) and covariance (m²): `μ = Σ wᵢ pᵢ`,
