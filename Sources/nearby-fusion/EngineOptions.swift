@@ -51,6 +51,9 @@ struct EngineOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The largest excess, metres, such a reflected path adds to a Bluetooth Channel Sounding range (2.5 by default). See FusionOptions.channelSounding.multipathMaximumExcess.", valueName: "METRES"))
     var csMultipathExcess = FusionOptions().channelSounding.multipathMaximumExcess
 
+    @Option(help: ArgumentHelp("How a still Bluetooth Channel Sounding accessory is located from its ranges before it is tracked: bank (the default), a bank of Gaussians re-solved from the window of updates, or grid, a grid of directions each holding a Gaussian distance, updated once per range (several times faster; compare accuracy --scenario cs-coached-step with each). See FusionOptions.channelSounding.acquisitionDensity.", valueName: "DENSITY"))
+    var csAcquisition = FusionOptions().channelSounding.acquisitionDensity.rawValue
+
     @Option(help: ArgumentHelp("The speed, m/s, at which an accessory no direction reaches (a Channel Sounding tag) is taken to be carried while the app says it moves: its fresh acquisition, once it stops, starts from where it was, widened by that speed times the time it moved. 0 acquires it afresh with no prior. See FusionOptions.carry.speed.", valueName: "M/S"))
     var carrySpeed = FusionOptions().carry.speed
 
@@ -82,6 +85,9 @@ struct EngineOptions: ParsableArguments {
             throw ValidationError("--cs-multipath-probability must be a probability from 0 to below \(1 - outliers) (the rest is the line of sight's and the outliers')")
         }
         guard csMultipathExcess.isFinite, csMultipathExcess > 0 else { throw ValidationError("--cs-multipath-excess must be a number of metres above 0") }
+        guard FusionOptions.ChannelSounding.AcquisitionDensity(rawValue: csAcquisition) != nil else {
+            throw ValidationError("--cs-acquisition must be bank or grid")
+        }
     }
 
     var fusionOptions: FusionOptions {
@@ -105,6 +111,7 @@ struct EngineOptions: ParsableArguments {
         o.channelSounding.rangeStandardDeviation = csRangeSigma
         o.channelSounding.multipathProbability = csMultipathProbability
         o.channelSounding.multipathMaximumExcess = csMultipathExcess
+        o.channelSounding.acquisitionDensity = FusionOptions.ChannelSounding.AcquisitionDensity(rawValue: csAcquisition) ?? .bank
         return o
     }
 }

@@ -63,6 +63,17 @@ struct BenchAndFormatTests {
         let cs = try JSONLineParser.parse(TestSupport.run(["bench", "Datasets/cs-coached-step.jsonl", "--passes", "1", "--json"]).stdout)
         #expect(cs["tracking"] == nil && cs["acquiring"]?["updates"] == cs["updates"])
         #expect(cs["acquiring"]?["mallocsPerUpdate"] == .number(0))
+        // Acquired by the grid of directions, it is never re-solved from its window, and
+        // allocates nothing either; an unknown density is refused.
+        let grid = try JSONLineParser.parse(TestSupport.run(["bench", "Datasets/cs-coached-step.jsonl", "--passes", "1", "--json",
+                                                             "--cs-acquisition", "grid"]).stdout)
+        guard case .number(let bankPasses)? = cs["acquiring"]?["windowPassesPerUpdate"] else {
+            Issue.record("no window passes: \(cs)"); return
+        }
+        #expect(bankPasses > 1 && grid["acquiring"]?["windowPassesPerUpdate"] == .number(0), "\(grid)")
+        #expect(grid["acquiring"]?["mallocsPerUpdate"] == .number(0) && grid["acquiring"]?["updates"] == cs["acquiring"]?["updates"])
+        let unknown = try TestSupport.run(["bench", "Datasets/cs-coached-step.jsonl", "--cs-acquisition", "particles"])
+        #expect(unknown.status != 0 && unknown.stderr.contains("--cs-acquisition must be bank or grid"), "\(unknown.stderr)")
         // Nor does a walker's moving batch, ranged without directions (its faded weights once
         // took a temporary allocation per update, on the heap once the window outgrew the stack's).
         let walker = try JSONLineParser.parse(TestSupport.run(["bench", "--scenario", "peer-uwb-friend-walking", "--passes", "1", "--json"]).stdout)

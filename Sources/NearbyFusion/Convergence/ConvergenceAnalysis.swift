@@ -2,7 +2,7 @@ import Foundation
 
 /// What the measurements gathered so far determine about one object's position, and the
 /// coaching that follows from it. Produced by
-/// `ConvergenceAnalysis.assess(mixture:antennaInWorld:movement:movementAlreadySufficient:movingShare:previous:previousCategory:previousBearing:options:)`.
+/// `ConvergenceAnalysis.assess(mixture:antennaInWorld:movement:movementAlreadySufficient:movingShare:previous:previousCategory:previousBearing:bearingStandardDeviation:options:)`.
 @_spi(Internals) public struct ConvergenceAssessment: Sendable, Equatable {
     /// The mixture mean `μ̄ = Σ wᵢ μᵢ`, world frame, metres.
     public var meanInWorld: Vector3
@@ -67,7 +67,7 @@ import Foundation
 ///
 /// Position thresholds are `T_s = max(threshold, positionThresholdFractionOfDistance × distance)`
 /// for an object that keeps still and `T_m = max(T_s, movingPositionThreshold)` for one that
-/// moves; an estimate that is a moving object's with probability `w` (``assess(mixture:antennaInWorld:movement:movementAlreadySufficient:movingShare:previous:previousCategory:previousBearing:options:)``'s
+/// moves; an estimate that is a moving object's with probability `w` (``assess(mixture:antennaInWorld:movement:movementAlreadySufficient:movingShare:previous:previousCategory:previousBearing:bearingStandardDeviation:options:)``'s
 /// `movingShare`) is held to `T = √((1 − w) T_s² + w T_m²)`, the bound the models' own part
 /// of its covariance, `Σⱼ wⱼ Pⱼ`, meets when each model's covariance meets its own threshold
 /// (the spread between the models' means, `Σⱼ wⱼ (pⱼ − p)(pⱼ − p)ᵀ`, is judged on top).
@@ -88,13 +88,17 @@ import Foundation
     /// probability while the published estimate combines a still and a moving model, 0 for
     /// a still object. `previous` carries the last horizontal/vertical resolution,
     /// `previousCategory` the last vertical category and `previousBearing` the last bearing
-    /// resolution, for the hysteresis.
+    /// resolution, for the hysteresis. `bearingStandardDeviation` (radians), when given, is the
+    /// bearing σ judged in place of the mixture's `σ_ψ` (a density that holds the bearing's
+    /// spread better than its Gaussians do: `DirectionGrid`'s weighted circular spread).
     public static func assess(mixture: PositionMixture, antennaInWorld a: Vector3, movement: MovementAccumulator,
                               movementAlreadySufficient: Bool = false, movingShare: Double = 0,
                               previous: (horizontal: Bool, vertical: Bool), previousCategory: VerticalDirectionEstimate = .unknown,
-                              previousBearing: Bool = false, options: FusionOptions) -> ConvergenceAssessment {
+                              previousBearing: Bool = false, bearingStandardDeviation: Double? = nil,
+                              options: FusionOptions) -> ConvergenceAssessment {
         let tau = options.coaching.levelTolerance
-        let m = MixtureStatistics(mixture, antennaInWorld: a, levelTolerance: tau)
+        var m = MixtureStatistics(mixture, antennaInWorld: a, levelTolerance: tau)
+        if let sigma = bearingStandardDeviation { m.bearingSigma = sigma }
         let category = verticalCategory(m, previous: previousCategory, probability: options.coaching.verticalProbability, levelTolerance: tau)
 
         // Decompose uncertainty in the line-of-sight frame: e_⊥ (horizontal, across the line

@@ -19,6 +19,15 @@ extension ObjectTracker {
             stored.pathLengthMetres = pathLength - pathLengthAtInitialisation
             window.append(stored)
         }
+        if acquiresByGrid {
+            // The grid takes each range once; the window is kept for a re-solution (`retile`).
+            if entry.hasRange {
+                addToDirectionGrid(rangeMetres: entry.rangeMetres, antennaInWorld: entry.antennaInWorld, at: entry.timestamp, options: o)
+            } else {
+                writeBankFromGrid(options: o)
+            }
+            return entry.hasRange && bankExplains(entry.rangeMetres, from: entry.antennaInWorld, options: o)
+        }
         updatesSinceRefinement += 1
         if updatesSinceRefinement >= o.acquisition.batchRefinementInterval {
             let added = acquisitionAddedVariance(pathLength: pathLength, options: o)
@@ -301,12 +310,16 @@ extension ObjectTracker {
     mutating func initialise(rangeMetres r: Double, at t: Double, pose: DevicePose,
                                      antennaInWorld a: Vector3, context: Context) {
         let options = context.options, pathLength = context.pathLength
-        mixture.initialize(rangeMetres: r, antennaInWorld: a, forwardInWorld: pose.forwardInWorld, options: options)
-        weighByCarryOrigin(at: t, options: options)
-        estimateGeneration &+= 1
-        phase = .acquiring
         window.removeAll()   // the first range is in the tiles' priors
         processVarianceSinceInitialisation = 0
+        if acquiresByGrid {
+            startDirectionGrid(radiusMetres: r, antennaInWorld: a, at: t, replaysWindow: false, options: options)
+        } else {
+            mixture.initialize(rangeMetres: r, antennaInWorld: a, forwardInWorld: pose.forwardInWorld, options: options)
+            weighByCarryOrigin(at: t, options: options)
+        }
+        estimateGeneration &+= 1
+        phase = .acquiring
         acquisitionStartTime = t
         pathLengthAtInitialisation = pathLength
         updatesSinceRefinement = 0

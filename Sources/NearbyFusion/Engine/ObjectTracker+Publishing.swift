@@ -84,7 +84,9 @@ extension ObjectTracker {
                                                     movingShare: movingShare(motionNow, options: options),
                                                     previous: coaching.previousResolution,
                                                     previousCategory: coaching.lastAssessment?.verticalCategory ?? .unknown,
-                                                    previousBearing: coaching.previousBearing, options: options)
+                                                    previousBearing: coaching.previousBearing,
+                                                    bearingStandardDeviation: gridBearingStandardDeviation(from: antennaInWorld),
+                                                    options: options)
         if (probationRangesLeft > 0 || rangesRunShort(options)) && assessment.movementExtent >= options.coaching.minimumMovement {
             // On probation (re-solved after its ranges ran long, see `fuse`), or while its
             // ranges run short (``FusionOptions/ChannelSounding/approachRangeWindow``): nothing is resolved —
@@ -206,6 +208,7 @@ extension ObjectTracker {
     /// (Inlined: an outlined call from `publish` copied the whole tracker.)
     @inline(__always)
     func fusedDistance(from antennaInWorld: Vector3) -> Double {
+        if phase == .acquiring, acquiresByGrid, let d = directionGrid?.meanDistance(from: antennaInWorld) { return d }
         if mixture.count == 1 { return (mixture.hypotheses[0].meanInWorld - antennaInWorld).length }
         var d = 0.0
         for h in mixture.hypotheses { d += exp(h.logWeight) * (h.meanInWorld - antennaInWorld).length }

@@ -162,6 +162,13 @@ extension ObjectTracker {
     /// estimate (``estimateGeneration``), its rejections forgotten.
     mutating func retile(radiusMetres: Double, antennaInWorld a: Vector3, at t: Double, pose: DevicePose, pathLength: Double,
                          options o: FusionOptions) {
+        if acquiresByGrid {
+            startDirectionGrid(radiusMetres: radiusMetres, antennaInWorld: a, at: t, replaysWindow: true, options: o)
+            estimateGeneration &+= 1
+            restarts.clearRejections()
+            updatesSinceRefinement = 0
+            return
+        }
         mixture.initialize(rangeMetres: radiusMetres, antennaInWorld: a, forwardInWorld: pose.forwardInWorld, options: o)
         weighByCarryOrigin(at: t, options: o)
         estimateGeneration &+= 1

@@ -61,6 +61,10 @@ struct ObjectTracker: Sendable {
     /// (``reportedMoments``): the sphere's centre is then known to a tenth of its radius.
     static let sphereCentreFraction = 0.1
     var window: MeasurementWindow
+    /// A still Channel Sounding accessory's acquisition density when the options ask for a grid
+    /// of directions (``FusionOptions/ChannelSounding/AcquisitionDensity/directionGrid``): the bank is then
+    /// written from it (`writeBankFromGrid(options:)`) instead of re-solved from the window.
+    var directionGrid: DirectionGrid?
     /// The motion model; meaningful only while ``phase`` is `tracking`. Stored, not
     /// optional, so that each update works on it in place (no copy of its ~500 bytes in and
     /// out of an optional).
@@ -189,6 +193,7 @@ struct ObjectTracker: Sendable {
         self.mixture = PositionMixture(capacity: capacity)
         self.window = MeasurementWindow(capacity: windowCapacity)
         self.passScratch = ContiguousArray(repeating: 0, count: BatchRefinement.scratchCount(entries: windowCapacity))
+        self.directionGrid = Self.makeDirectionGrid(kind: kind, ranging: ranging, options: radioOptions)
     }
 
     /// Forgets the position estimate (a re-initialisation starts from the next range).

@@ -129,6 +129,29 @@ extension FusionOptions {
         /// 0.6 m σ in height (its error is in the accuracy table).
         public var verticalPositionThreshold: Double = 0.6
 
+        /// How a still Channel Sounding accessory is located before it is tracked
+        /// (``AcquisitionDensity``).
+        public var acquisitionDensity: AcquisitionDensity = .bank
+        /// Directions of the grid when ``acquisitionDensity`` is ``AcquisitionDensity/directionGrid``
+        /// (about `√(4π/n)` radians apart: 9° at 500).
+        public var gridDirectionCount: Int = 500
+
+        /// How a still Channel Sounding accessory's position is held from its ranges while it
+        /// is acquired.
+        public enum AcquisitionDensity: String, Sendable, Hashable, CaseIterable {
+            /// A bank of Gaussians tiling the first range's sphere, every one re-solved from the
+            /// window of updates (`BatchRefinement`): the ranges linearised again at each
+            /// hypothesis's solution, so that its Gaussian is the posterior's own near its peak.
+            case bank
+            /// A grid of directions about the first range's antenna position, each holding a
+            /// Gaussian over the distance along it, updated by each range once
+            /// (`DirectionGrid`): the posterior's shape kept without a window's re-solution,
+            /// several times cheaper per range. The convergence analysis reads the grid's
+            /// bearing spread and distance, the coaching and the hand-off to tracking its
+            /// moment-matched clusters.
+            case directionGrid = "grid"
+        }
+
         public init() {}
     }
 

@@ -153,6 +153,40 @@ public struct MixtureMoments: Sendable, Hashable {
         normalize()
     }
 
+    /// Sets hypothesis `i` (at most ``count``: `count` appends, within ``capacity``) to
+    /// `N(μ, P)` with log weight `logWeight` (its prior the same) and the sensitivity of its
+    /// position to a common range bias (``PositionHypothesis/rangeBiasSensitivity``): the bank as another density
+    /// summarises it (`DirectionGrid`), which ``BatchRefinement`` never re-solves. Only these
+    /// fields are written into a hypothesis already there (its kept batch models, nearly a
+    /// kilobyte, are left as they are: nothing reads them while the bank is written this way).
+    /// Follow with ``removeHypotheses(from:)`` and ``normalizeWeights()``.
+    public mutating func setHypothesis(_ i: Int, logWeight: Double, meanInWorld: Vector3, covariance: Matrix3,
+                                       rangeBiasSensitivity: Vector3 = .zero) {
+        isFreshSingle = false
+        if i < hypotheses.count {
+            hypotheses.withUnsafeMutableBufferPointer { h in
+                h[i].rangeBiasSensitivity = rangeBiasSensitivity
+                h[i].logWeight = logWeight
+                h[i].meanInWorld = meanInWorld
+                h[i].covariance = covariance
+                h[i].priorLogWeight = logWeight
+                h[i].priorMeanInWorld = meanInWorld
+                h[i].priorCovariance = covariance
+            }
+        } else if i == hypotheses.count, i < capacity {
+            var h = PositionHypothesis(logWeight: logWeight, meanInWorld: meanInWorld, covariance: covariance)
+            h.rangeBiasSensitivity = rangeBiasSensitivity
+            hypotheses.append(h)
+        }
+    }
+
+    /// Drops the hypotheses from index `i` on (keeping the storage).
+    public mutating func removeHypotheses(from i: Int) {
+        isFreshSingle = false
+        guard i < hypotheses.count else { return }
+        hypotheses.removeSubrange(max(i, 0)...)
+    }
+
     /// Tiles the sphere of radius `r` around `a` with hypotheses.
     ///
     /// Elevation bands `εₖ = k Δ` (world frame, symmetric about the horizontal plane
