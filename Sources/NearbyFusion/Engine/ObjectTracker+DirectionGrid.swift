@@ -99,6 +99,8 @@ extension ObjectTracker {
     }
 
     /// The grid's bearing σ from `a` (radians) while it holds the acquisition; `nil` otherwise.
+    /// (Inlined: an outlined call from `publish` copied the whole tracker on every update.)
+    @inline(__always)
     func gridBearingStandardDeviation(from a: Vector3) -> Double? {
         guard phase == .acquiring, acquiresByGrid, let grid = directionGrid, !grid.isEmpty else { return nil }
         return grid.bearingStandardDeviation(from: a)
