@@ -23,10 +23,10 @@ extension ObjectTracker {
     var acquiresByGrid: Bool { directionGrid != nil && !mayMove }
 
     /// Starts the grid on the sphere of radius `r` (metres) about the antenna `a` (world frame)
-    /// at `t` (seconds), each direction's distance at `r − 0.5 m` with σ `max(1 m, 2√R)`
-    /// (`R` the range variance in use, learned: the grid's tables are made at it), weighs it by where a carried tag was (``carryOrigin``), and, with
-    /// `replaysWindow`, by every range of the window, oldest first, through a fresh burst
-    /// chain. Then writes the bank.
+    /// at `t` (seconds), each direction's distance at `r − 0.5 m` with σ `max(1 m, 2√R)` (`R`
+    /// the range variance in use, learned: the grid's tables are made at it); weighs it by
+    /// where a carried tag was (``carryOrigin``) and, with `replaysWindow`, by every range of
+    /// the window, oldest first, through a fresh burst chain. Then writes the bank.
     mutating func startDirectionGrid(radiusMetres r: Double, antennaInWorld a: Vector3, at t: Double, replaysWindow: Bool,
                                      options o: FusionOptions) {
         // Taken out of the tracker while it is worked on, so that its storage is referenced

@@ -30,7 +30,7 @@ import Foundation
 /// 5. the weights divided by the largest, and the directions below `e^{−pruneMargin}` of it
 ///    (``pruneMargin`` nats) dropped.
 ///
-/// A thinned window entry standing for `c` ranges (``add(rangeMetres:antennaInWorld:at:varianceScale:multiplicity:)``)
+/// A thinned window entry standing for `c` ranges (``add(rangeMetres:antennaInWorld:at:multiplicity:)``)
 /// weighs `p_S(ν)^c` and steps the distance with `S_c = H² Pⱼ + R/c` in the gain, as `c`
 /// identical ranges would.
 ///
