@@ -97,8 +97,7 @@ import Foundation
                               previousBearing: Bool = false, bearingStandardDeviation: Double? = nil,
                               options: FusionOptions) -> ConvergenceAssessment {
         let tau = options.coaching.levelTolerance
-        var m = MixtureStatistics(mixture, antennaInWorld: a, levelTolerance: tau)
-        if let sigma = bearingStandardDeviation { m.bearingSigma = sigma }
+        let m = MixtureStatistics(mixture, antennaInWorld: a, levelTolerance: tau, bearingSigma: bearingStandardDeviation)
         let category = verticalCategory(m, previous: previousCategory, probability: options.coaching.verticalProbability, levelTolerance: tau)
 
         // Decompose uncertainty in the line-of-sight frame: e_⊥ (horizontal, across the line
@@ -186,9 +185,12 @@ import Foundation
         /// of the object being above, below, or within ±τ of the antenna's height.
         var above = 0.0, below = 0.0, same = 0.0
 
-        init(_ mixture: PositionMixture, antennaInWorld a: Vector3, levelTolerance tau: Double) {
+        /// `bearingSigma`, when given (radians), is taken as ``bearingSigma`` and the mixture's
+        /// own is not computed.
+        init(_ mixture: PositionMixture, antennaInWorld a: Vector3, levelTolerance tau: Double, bearingSigma given: Double? = nil) {
             if mixture.count == 1 {
                 setSingle(mixture.hypotheses[0], antennaInWorld: a, levelTolerance: tau)
+                if let given { bearingSigma = given }
                 return
             }
             var sinSum = 0.0, cosSum = 0.0
@@ -197,8 +199,10 @@ import Foundation
                 meanInWorld += w * h.meanInWorld
                 withinCovariance += w * h.covariance
                 let d = h.meanInWorld - a
-                let psi = atan2(d.x, -d.z)
-                sinSum += w * sin(psi); cosSum += w * cos(psi)
+                if given == nil {
+                    let psi = atan2(d.x, -d.z)
+                    sinSum += w * sin(psi); cosSum += w * cos(psi)
+                }
                 let dy = d.y
                 let sy = max(h.covariance.m11, 1e-12).squareRoot()
                 above += w * clampedNormalCDF((dy - tau) / sy)
@@ -208,15 +212,17 @@ import Foundation
             var bearingVariance = 0.0
             for h in mixture.hypotheses {
                 let w = exp(h.logWeight)
-                let d = h.meanInWorld - a
-                let own = Self.ownBearingVariance(h.covariance, offset: d)
-                let dpsi = Angle.wrapped(atan2(d.x, -d.z) - meanBearing)
-                bearingVariance += w * (own + dpsi * dpsi)
+                if given == nil {
+                    let d = h.meanInWorld - a
+                    let own = Self.ownBearingVariance(h.covariance, offset: d)
+                    let dpsi = Angle.wrapped(atan2(d.x, -d.z) - meanBearing)
+                    bearingVariance += w * (own + dpsi * dpsi)
+                }
                 let dm = h.meanInWorld - meanInWorld
                 horizontalSpread += w * Matrix3.outer(Vector3(dm.x, 0, dm.z), Vector3(dm.x, 0, dm.z))
                 verticalSpread += w * dm.y * dm.y
             }
-            bearingSigma = bearingVariance.squareRoot()
+            bearingSigma = given ?? bearingVariance.squareRoot()
             same = max(0, 1 - above - below)
         }
 

@@ -9,18 +9,30 @@ extension ObjectTracker {
     static func makeDirectionGrid(kind: ObjectKind, ranging: RangingTechnology, options o: FusionOptions) -> DirectionGrid? {
         guard ranging == .bluetoothChannelSounding, kind == .accessory,
               o.channelSounding.acquisitionDensity == .directionGrid else { return nil }
-        let sigma = o.sensors.rangeStandardDeviation
-        let eta = o.gating.rangeMultipathProbability
-        let burst = o.gating.rangeMultipathBurstSeconds > 0 && eta > 0 && eta < 1
-            ? 1 / (o.gating.rangeMultipathBurstSeconds * (1 - eta)) : 0
+        let sigma = o.sensors.rangeStandardDeviation, density = o.rangeErrorDensity
         return DirectionGrid(directionCount: max(o.channelSounding.gridDirectionCount, 12),
-                             clusterCount: max(min(o.acquisition.maximumHypotheses, 96), 1),
-                             density: o.rangeErrorDensity, variance: sigma * sigma, burstForgettingRate: burst)
+                             clusterCount: max(min(o.acquisition.maximumHypotheses, 96), 1), density: density,
+                             variance: sigma * sigma, burstForgettingRate: o.burstForgettingRate(multipathProbability: density.excessProbability))
     }
 
     /// Whether this object's acquisition is the grid's: a still accessory with a grid.
     @inline(__always)
     var acquiresByGrid: Bool { directionGrid != nil && !mayMove }
+
+    /// Whether the grid holds the estimate now: the object is being acquired by it.
+    @inline(__always)
+    var gridHoldsEstimate: Bool { phase == .acquiring && acquiresByGrid }
+
+    /// Runs `body` on the grid taken out of the tracker, so that its storage is referenced once
+    /// and changed in place (a copy left in the tracker would make every change copy it), then
+    /// puts it back. Nothing happens without a grid.
+    @inline(__always)
+    mutating func updateDirectionGrid(_ body: (inout ObjectTracker, inout DirectionGrid) -> Void) {
+        guard var grid = directionGrid else { return }
+        directionGrid = nil
+        body(&self, &grid)
+        directionGrid = grid
+    }
 
     /// Starts the grid on the sphere of radius `r` (metres) about the antenna `a` (world frame)
     /// at `t` (seconds), each direction's distance at `r − 0.5 m` with σ `max(1 m, 2√R)` (`R`
@@ -29,45 +41,38 @@ extension ObjectTracker {
     /// the window, oldest first, through a fresh burst chain. Then writes the bank.
     mutating func startDirectionGrid(radiusMetres r: Double, antennaInWorld a: Vector3, at t: Double, replaysWindow: Bool,
                                      options o: FusionOptions) {
-        // Taken out of the tracker while it is worked on, so that its storage is referenced
-        // once and changed in place.
-        guard var grid = directionGrid else { return }
-        directionGrid = nil
-        grid.tabulate(variance: o.sensors.rangeStandardDeviation * o.sensors.rangeStandardDeviation)
-        // Each direction's distance starts wide of the radio's noise (a learned noisier radio's
-        // first range may lie metres off).
-        grid.start(rangeMetres: r, antennaInWorld: a, at: t, startStandardDeviationMetres: max(1, 2 * grid.variance.squareRoot()))
-        if replaysWindow {
-            grid.restartChain()
-            for e in window.entries where e.hasRange {
-                grid.add(rangeMetres: e.rangeMetres, antennaInWorld: e.antennaInWorld, at: e.timestamp, multiplicity: e.multiplicity)
+        updateDirectionGrid { tracker, grid in
+            grid.tabulate(variance: o.sensors.rangeStandardDeviation * o.sensors.rangeStandardDeviation)
+            // Each direction's distance starts wide of the radio's noise (a learned noisier
+            // radio's first range may lie metres off).
+            grid.start(rangeMetres: r, antennaInWorld: a, at: t, startStandardDeviationMetres: max(1, 2 * grid.variance.squareRoot()))
+            if replaysWindow {
+                grid.restartChain()
+                for e in tracker.window.entries where e.hasRange {
+                    grid.add(rangeMetres: e.rangeMetres, antennaInWorld: e.antennaInWorld, at: e.timestamp, multiplicity: e.multiplicity)
+                }
             }
+            if let origin = tracker.carryOrigin, o.carry.speed > 0 {
+                let spread = origin.covariance + Matrix3.scaledIdentity(o.carryDisplacementVariance(seconds: t - origin.since))
+                grid.multiply(byGaussianWithMean: origin.meanInWorld, covariance: spread)
+            }
+            tracker.writeBank(from: &grid, options: o)
         }
-        if let origin = carryOrigin, o.carry.speed > 0 {
-            let spread = origin.covariance + Matrix3.scaledIdentity(o.carryDisplacementVariance(seconds: t - origin.since))
-            grid.multiply(byGaussianWithMean: origin.meanInWorld, covariance: spread)
-        }
-        writeBank(from: &grid, options: o)
-        directionGrid = grid
     }
 
     /// Weighs the grid by one range (metres, from the antenna `a`, at `t`) and writes the bank.
     mutating func addToDirectionGrid(rangeMetres z: Double, antennaInWorld a: Vector3, at t: Double, options o: FusionOptions) {
-        guard var grid = directionGrid else { return }
-        directionGrid = nil
-        grid.tabulate(variance: o.sensors.rangeStandardDeviation * o.sensors.rangeStandardDeviation)
-        grid.add(rangeMetres: z, antennaInWorld: a, at: t)
-        writeBank(from: &grid, options: o)
-        directionGrid = grid
+        updateDirectionGrid { tracker, grid in
+            grid.tabulate(variance: o.sensors.rangeStandardDeviation * o.sensors.rangeStandardDeviation)
+            grid.add(rangeMetres: z, antennaInWorld: a, at: t)
+            tracker.writeBank(from: &grid, options: o)
+        }
     }
 
     /// Writes the bank from the grid as it stands (an update without a range: the drift's
     /// variance has grown).
     mutating func writeBankFromGrid(options o: FusionOptions) {
-        guard var grid = directionGrid else { return }
-        directionGrid = nil
-        writeBank(from: &grid, options: o)
-        directionGrid = grid
+        updateDirectionGrid { tracker, grid in tracker.writeBank(from: &grid, options: o) }
     }
 
     /// The bank as the grid's moment-matched clusters (`DirectionGrid.summarise(_:)`), each
@@ -102,7 +107,7 @@ extension ObjectTracker {
     /// (Inlined: an outlined call from `publish` copied the whole tracker on every update.)
     @inline(__always)
     func gridBearingStandardDeviation(from a: Vector3) -> Double? {
-        guard phase == .acquiring, acquiresByGrid, let grid = directionGrid, !grid.isEmpty else { return nil }
+        guard gridHoldsEstimate, let grid = directionGrid, !grid.isEmpty else { return nil }
         return grid.bearingStandardDeviation(from: a)
     }
 }

@@ -208,7 +208,7 @@ extension ObjectTracker {
     /// (Inlined: an outlined call from `publish` copied the whole tracker.)
     @inline(__always)
     func fusedDistance(from antennaInWorld: Vector3) -> Double {
-        if phase == .acquiring, acquiresByGrid, let d = directionGrid?.meanDistance(from: antennaInWorld) { return d }
+        if gridHoldsEstimate, let d = directionGrid?.meanDistance(from: antennaInWorld) { return d }
         if mixture.count == 1 { return (mixture.hypotheses[0].meanInWorld - antennaInWorld).length }
         var d = 0.0
         for h in mixture.hypotheses { d += exp(h.logWeight) * (h.meanInWorld - antennaInWorld).length }

@@ -163,21 +163,19 @@ extension ObjectTracker {
     mutating func retile(radiusMetres: Double, antennaInWorld a: Vector3, at t: Double, pose: DevicePose, pathLength: Double,
                          options o: FusionOptions) {
         if acquiresByGrid {
+            // The grid starts on the sphere and takes the window's ranges again.
             startDirectionGrid(radiusMetres: radiusMetres, antennaInWorld: a, at: t, replaysWindow: true, options: o)
-            estimateGeneration &+= 1
-            restarts.clearRejections()
-            updatesSinceRefinement = 0
-            return
+        } else {
+            mixture.initialize(rangeMetres: radiusMetres, antennaInWorld: a, forwardInWorld: pose.forwardInWorld, options: o)
+            weighByCarryOrigin(at: t, options: o)
+            let added = acquisitionAddedVariance(pathLength: pathLength, options: o)
+            let work = passScratch.withUnsafeMutableBufferPointer { scratch in
+                BatchRefinement.refine(&mixture, window: window, options: o, addedVariance: added, scratch: scratch)
+            }
+            addWindowWork(work)
         }
-        mixture.initialize(rangeMetres: radiusMetres, antennaInWorld: a, forwardInWorld: pose.forwardInWorld, options: o)
-        weighByCarryOrigin(at: t, options: o)
         estimateGeneration &+= 1
         restarts.clearRejections()
-        let added = acquisitionAddedVariance(pathLength: pathLength, options: o)
-        let work = passScratch.withUnsafeMutableBufferPointer { scratch in
-            BatchRefinement.refine(&mixture, window: window, options: o, addedVariance: added, scratch: scratch)
-        }
-        addWindowWork(work)
         updatesSinceRefinement = 0
     }
 }

@@ -85,8 +85,7 @@ import Foundation
             inverseMemory = o.motion.movingBatchMemory > 0 ? 1 / o.motion.movingBatchMemory : 0
             biasVariance = o.sensors.rangeBiasStandardDeviation * o.sensors.rangeBiasStandardDeviation
             multipathProbability = rangeDensity.excessProbability
-            burstForgettingRate = o.gating.rangeMultipathBurstSeconds > 0 && multipathProbability > 0 && multipathProbability < 1
-                ? 1 / (o.gating.rangeMultipathBurstSeconds * (1 - multipathProbability)) : 0
+            burstForgettingRate = o.burstForgettingRate(multipathProbability: multipathProbability)
         }
     }
 

@@ -96,6 +96,14 @@ extension FusionOptions {
     /// outlier and multipath probabilities (excess `U(0, L)`).
     @inlinable public var rangeErrorDensity: RangeErrorDensity { rangeErrorDensity(outlierProbability: gating.outlierProbability) }
 
+    /// The forgetting rate of the multipath burst chain, 1/s: `λ = 1/(τ(1 − η))` for bursts of
+    /// mean ``FusionOptions/Gating/rangeMultipathBurstSeconds`` `τ` and a multipath probability
+    /// `η` (the range density's, ``RangeErrorDensity/excessProbability``); 0, ranges
+    /// independent, without bursts or with `η` outside (0, 1).
+    @inlinable func burstForgettingRate(multipathProbability eta: Double) -> Double {
+        gating.rangeMultipathBurstSeconds > 0 && eta > 0 && eta < 1 ? 1 / (gating.rangeMultipathBurstSeconds * (1 - eta)) : 0
+    }
+
     /// The same density with gross-outlier probability `ε`.
     @inlinable func rangeErrorDensity(outlierProbability eps: Double) -> RangeErrorDensity {
         RangeErrorDensity(outlierProbability: eps, outlierSpan: gating.rangeOutlierSpan,
