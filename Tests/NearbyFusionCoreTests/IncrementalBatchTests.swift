@@ -157,6 +157,44 @@ struct IncrementalBatchTests {
         #expect(plain.information == model.information && plain.cost == model.cost)
     }
 
+    /// The batch reads an entry's direction from its measured vector when it has one, and
+    /// from its angles otherwise: the same window both ways — full directions, azimuths alone,
+    /// behind the device too — gives the same normal equations and cost to rounding.
+    @Test func theBatchReadsADirectionFromItsVectorAsFromItsAngles() throws {
+        let options = FusionOptions()
+        var noise = NoiseStream(seed: 19, source: "batch-direction-vector")
+        let truth = Vector3(0.8, 0.9, -3.5)
+        var byVector = MeasurementWindow(capacity: 64), byAngles = MeasurementWindow(capacity: 64)
+        for k in 0..<48 {
+            let t = Double(k) * 0.1
+            let a = Vector3(0.5 * sin(0.9 * t), 1.3, 0.1 * cos(t))
+            let yaw = k % 6 == 5 ? Double.pi : 0.4 * sin(0.5 * t)
+            let q = Quaternion(angle: yaw, axis: Vector3(0, 1, 0))
+            let inDevice = q.inverseRotate(truth - a).normalized
+            let noisy = DeviceAngles.direction(azimuth: atan2(inDevice.x, -inDevice.z) + noise.gaussian(standardDeviation: 0.05),
+                                               elevation: asin(inDevice.y) + noise.gaussian(standardDeviation: 0.08))
+            let direction = k % 3 == 0 ? Vector3(noisy.x, 0, noisy.z).normalized : noisy
+            let pose = DevicePose(timestamp: t, positionInWorld: a, worldFromDevice: q)
+            let entry = WindowEntry(range: (truth - a).length + noise.gaussian(standardDeviation: 0.05), direction: direction,
+                                    pose: pose, antennaInWorld: a, capabilities: .phone, options: options)
+            #expect(entry.directionInDevice != .zero)
+            var anglesOnly = entry
+            anglesOnly.directionInDevice = .zero
+            byVector.append(entry)
+            byAngles.append(anglesOnly)
+        }
+        let h = PositionHypothesis(logWeight: 0, meanInWorld: truth, covariance: .scaledIdentity(1))
+        for x in [truth, truth + Vector3(0.3, -0.2, 0.4)] {
+            let v = try #require(BatchRefinement.linearisation(of: h, at: x, window: byVector, options: options))
+            let a = try #require(BatchRefinement.linearisation(of: h, at: x, window: byAngles, options: options))
+            let scale = max(abs(a.cost), 1)
+            #expect(abs(v.cost - a.cost) < 1e-9 * scale, "\(v.cost) \(a.cost)")
+            #expect((v.gradient - a.gradient).length < 1e-9 * max(a.gradient.length, 1))
+            let d = v.information - a.information
+            #expect((d * d.transposed).trace.squareRoot() < 1e-9 * max((a.information * a.information.transposed).trace.squareRoot(), 1))
+        }
+    }
+
     @Test func withNewtonStepsTheKeptBankFollowsTheExactOneAndFindsTheTag() throws {
         // The acquisition above with the still batch's Newton steps: the kept bank stays within
         // 3 cm and 0.05 of weight of the bank solved whole (by Gauss–Newton) at every update, and

@@ -75,6 +75,27 @@ struct MathTests {
         #expect(w > -.pi && w <= .pi)
     }
 
+    /// The short arc tangent is `atan2` to a couple of units in the last place where its
+    /// series applies (`x > 0`, `|y| ≤ x/8`, its edge included), and `atan2` itself elsewhere:
+    /// behind, at right angles, across ±π, at zero and at non-finite input.
+    @Test func nearArcTangentIsTheArcTangent() {
+        var noise = NoiseStream(seed: 31, source: "near-atan2")
+        var largestUlps = 0.0
+        for k in 0..<20_000 {
+            let x = noise.uniform(1e-3, 50)
+            let y = k == 0 ? 0.125 * x : k == 1 ? -0.125 * x : noise.uniform(-0.13, 0.13) * x
+            let exact = atan2(y, x)
+            let ulps = abs(Angle.nearAtan2(y, x) - exact) / max(exact.magnitude.ulp, Double.leastNormalMagnitude)
+            largestUlps = max(largestUlps, ulps)
+        }
+        #expect(largestUlps <= 2, "\(largestUlps) ulps")
+        for (y, x) in [(1.0, -1.0), (0.2, -3.0), (1e-3, -1.0), (-1e-3, -1.0), (1.0, 0.0), (-2.0, 1e-3), (0.0, 0.0), (0.3, 2.0)] {
+            #expect(Angle.nearAtan2(y, x) == atan2(y, x), "(\(y), \(x))")
+        }
+        #expect(Angle.nearAtan2(.nan, 1).isNaN && Angle.nearAtan2(0.01, .nan).isNaN)
+        #expect(Angle.nearAtan2(1, .infinity) == 0)
+    }
+
     @Test func lapackEigenDecompositionReconstructsTheMatrix() throws {
         var noise = NoiseStream(seed: 5, source: "eigen")
         for _ in 0..<100 {

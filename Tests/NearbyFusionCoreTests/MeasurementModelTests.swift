@@ -127,6 +127,25 @@ struct MeasurementModelTests {
         #expect(largest < 1e-12, "largest difference \(largest) rad")
     }
 
+    /// An azimuth-only model's innovation formed from the measured vector is the wrapped
+    /// difference of the azimuths, behind the device included, with the same Jacobian.
+    @Test func azimuthInnovationFromTheMeasuredVectorIsTheDifferenceOfTheAzimuths() {
+        var noise = NoiseStream(seed: 26, source: "azimuth-innovation")
+        var largest = 0.0
+        for k in 0..<400 {
+            let (a, q) = Self.randomPose(&noise)
+            let model = AzimuthModel(antennaInWorld: a, worldFromDevice: q, standardDeviation: 0.05, gate: 6.63)
+            let az = k % 4 == 0 ? .pi + noise.uniform(-0.3, 0.3) : noise.uniform(-1, 1)
+            let p = a + noise.uniform(0.5, 8) * q.rotate(DeviceAngles.direction(azimuth: az, elevation: noise.uniform(-1.2, 1.2)))
+            let measured = DeviceAngles.direction(azimuth: az + noise.uniform(-0.2, 0.2), elevation: 0)
+            let fromVector = model.linearisedInnovation(measuredDirection: 2 * measured, at: p)
+            let fromAngle = model.residual(atan2(measured.x, -measured.z), model.predicted(p))
+            largest = max(largest, abs(fromVector.innovation - fromAngle))
+            #expect(fromVector.jacobian == model.jacobian(p))
+        }
+        #expect(largest < 1e-12, "largest difference \(largest) rad")
+    }
+
     @Test func azimuthResidualWrapsAcrossBehind() {
         let model = AzimuthModel(antennaInWorld: .zero, worldFromDevice: .identity, standardDeviation: 0.05, gate: 6.63)
         #expect(abs(model.residual(-3.1, 3.1) - (2 * .pi - 6.2)) < 1e-12)

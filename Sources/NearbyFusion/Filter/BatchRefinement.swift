@@ -156,7 +156,10 @@ import Foundation
     /// Calls `body(residual, density, gradient)` for an entry's direction residuals at the
     /// position `p` (azimuth, and elevation when it has one), the density at the angle's
     /// variance and the gradient taken with respect to `p`. Nothing on the device's ±Y axis,
-    /// where the azimuth is undefined.
+    /// where the azimuth is undefined. The residuals are the angles from the prediction to the
+    /// measured direction ``WindowEntry/directionInDevice`` (``DirectionModel/linearisedInnovation(measuredDirection:at:)``:
+    /// one short arc tangent each, none for the prediction's own angles), or, for an entry
+    /// given by its angles alone, the angles' differences.
     @inline(__always)
     static func forEachDirectionResidual(of e: WindowEntry, at p: Vector3, k: Constants,
                                          _ body: (Double, RangeErrorDensity.AtVariance, Vector3) -> Void) {
@@ -166,11 +169,24 @@ import Foundation
             return
         case .azimuth:
             let model = o.azimuthModel(from: e.antennaInWorld, worldFromDevice: e.worldFromDevice)
+            if e.directionInDevice != .zero {
+                let (residual, g) = model.linearisedInnovation(measuredDirection: e.directionInDevice, at: p)
+                guard g != .zero else { return }
+                body(residual, k.azimuth, g)
+                return
+            }
             let (h, g) = model.linearised(at: p)
             guard g != .zero else { return }
             body(model.residual(e.angles.x, h), k.azimuth, g)
         case .azimuthElevation:
             let model = o.directionModel(from: e.antennaInWorld, worldFromDevice: e.worldFromDevice)
+            if e.directionInDevice != .zero {
+                let (residual, j) = model.linearisedInnovation(measuredDirection: e.directionInDevice, at: p)
+                guard j.row0 != .zero else { return }
+                body(residual.x, k.azimuth, j.row0)
+                body(residual.y, k.elevation, j.row1)
+                return
+            }
             let (h, j) = model.linearised(at: p)
             guard j.row0 != .zero else { return }
             let residual = model.residual(e.angles, h)

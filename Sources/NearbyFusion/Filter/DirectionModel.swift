@@ -88,7 +88,8 @@ public struct DirectionModel: PlanarMeasurementModel, Sendable {
     }
 
     /// `z ⊖ h(p)` and `∂h/∂p` from the measured device-frame direction `m` (any length but
-    /// zero) instead of its angles: one arc tangent per angle, none for `m`'s own angles.
+    /// zero) instead of its angles: one arc tangent per angle (``Angle/nearAtan2(_:_:)``, as
+    /// the angles are small where the model fits), none for `m`'s own angles.
     ///
     /// With `v = Rᵀ(p − a)` and `ρ_m`, `ρ_v` the vectors' distances from the device's Y axis:
     /// - `α_m − α_p = atan2(m_z v_x − m_x v_z, m_x v_x + m_z v_z)`, the angle from `(v_x, −v_z)`
@@ -102,8 +103,8 @@ public struct DirectionModel: PlanarMeasurementModel, Sendable {
         -> (innovation: Vector2, jacobian: Jacobian2x3) {
         let v = worldFromDevice.inverseRotate(objectInWorld - antennaInWorld)
         let rhoM = (m.x * m.x + m.z * m.z).squareRoot(), rhoV = (v.x * v.x + v.z * v.z).squareRoot()
-        let innovation = Vector2(atan2(m.z * v.x - m.x * v.z, m.x * v.x + m.z * v.z),
-                                 atan2(m.y * rhoV - rhoM * v.y, m.y * v.y + rhoM * rhoV))
+        let innovation = Vector2(Angle.nearAtan2(m.z * v.x - m.x * v.z, m.x * v.x + m.z * v.z),
+                                 Angle.nearAtan2(m.y * rhoV - rhoM * v.y, m.y * v.y + rhoM * rhoV))
         return (innovation, Self.jacobian(deviceFrame: v, worldFromDevice: worldFromDevice))
     }
 
@@ -169,5 +170,19 @@ public struct AzimuthModel: ScalarMeasurementModel, Sendable {
     /// `z − h(p)` wrapped to (−π, π].
     @inlinable public func residual(_ measured: Double, _ predicted: Double) -> Double {
         Angle.wrapped(measured - predicted)
+    }
+
+    /// `z ⊖ h(p)` and `∂h/∂p` from the measured device-frame direction `m` (any length but
+    /// zero; its `y` is not read) instead of its azimuth: the angle from `(v_x, −v_z)` to
+    /// `(m_x, −m_z)`, `atan2(m_z v_x − m_x v_z, m_x v_x + m_z v_z)` (``Angle/nearAtan2(_:_:)``,
+    /// small where the model fits), as ``DirectionModel/linearisedInnovation(measuredDirection:at:)``
+    /// forms its azimuth.
+    @inlinable public func linearisedInnovation(measuredDirection m: Vector3, at objectInWorld: Vector3)
+        -> (innovation: Double, jacobian: Vector3) {
+        let v = worldFromDevice.inverseRotate(objectInWorld - antennaInWorld)
+        let innovation = Angle.nearAtan2(m.z * v.x - m.x * v.z, m.x * v.x + m.z * v.z)
+        let rho2 = v.x * v.x + v.z * v.z
+        guard rho2 > 1e-18 else { return (innovation, .zero) }
+        return (innovation, worldFromDevice.rotate(Vector3(-v.z / rho2, 0, v.x / rho2)))
     }
 }

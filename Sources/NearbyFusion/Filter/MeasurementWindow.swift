@@ -24,8 +24,9 @@ public enum DirectionContent: UInt8, Sendable, Hashable {
     /// azimuth only.
     public var angles: Vector2
     /// The measured direction in the device frame as given (the engine gives it unit length;
-    /// zero without one): what the tracking filter forms its innovation from
-    /// (``DirectionModel/linearisedInnovation(measuredDirection:at:)``).
+    /// zero without one): what the tracking filter and the batch form their angle residuals
+    /// from (``DirectionModel/linearisedInnovation(measuredDirection:at:)``). An entry made from
+    /// its ``angles`` alone leaves it zero, and the batch then takes the angles' differences.
     public var directionInDevice: Vector3 = .zero
     /// (See ``angles``.)
     public var hasRange: Bool

@@ -19,6 +19,26 @@ public enum Angle {
         return a
     }
 
+    /// `atan2(y, x)`, radians, for the angle between two nearly parallel vectors (an
+    /// innovation, a residual), cheaply: where `x > 0` and `|y| ≤ x/8` it is `atan t`,
+    /// `t = y/x`, summed as its series `t − t³/3 + t⁵/5 − … + t¹⁷/17` (the first term left out,
+    /// `t¹⁹/19`, is below 10⁻¹⁸ of `t` there, a hundredth of the last bit); elsewhere `atan2`
+    /// itself. Within a couple of units in the last place of `atan2`, at about a fifth of its
+    /// cost where the series applies.
+    @inlinable @inline(__always) public static func nearAtan2(_ y: Double, _ x: Double) -> Double {
+        guard x > 0, abs(y) <= 0.125 * x else { return atan2(y, x) }
+        let t = y / x, u = t * t
+        var s = 1.0 / 17
+        s = s * -u + 1.0 / 15
+        s = s * -u + 1.0 / 13
+        s = s * -u + 1.0 / 11
+        s = s * -u + 1.0 / 9
+        s = s * -u + 1.0 / 7
+        s = s * -u + 1.0 / 5
+        s = s * -u + 1.0 / 3
+        return t - t * u * s
+    }
+
     /// The weighted spread of `count` angles about their circular mean, radians:
     /// `√(Σ wᵢ (ψᵢ − ψ̄)² / Σ wᵢ)`, `ψ̄ = atan2(Σ wᵢ sin ψᵢ, Σ wᵢ cos ψᵢ)`, each difference
     /// wrapped to (−π, π]. `weight(i)` (≥ 0, not all 0) and `angle(i)` (radians) are read twice
