@@ -96,6 +96,25 @@ import Foundation
                               previous: (horizontal: Bool, vertical: Bool), previousCategory: VerticalDirectionEstimate = .unknown,
                               previousBearing: Bool = false, bearingStandardDeviation: Double? = nil,
                               options: FusionOptions) -> ConvergenceAssessment {
+        assess(mixture: mixture, antennaInWorld: a,
+               movementExtent: movementExtent(covariance: movement.covariance, alreadySufficient: movementAlreadySufficient, options: options),
+               movingShare: movingShare, previous: previous, previousCategory: previousCategory, previousBearing: previousBearing,
+               bearingStandardDeviation: bearingStandardDeviation, options: options)
+    }
+
+    /// How far the device has moved, metres: `√λ_max` of the scatter covariance `C` of its
+    /// positions (``MovementAccumulator/covariance``) — or ``FusionOptions/Coaching/minimumMovement``
+    /// once it has moved enough (`alreadySufficient`: movement latches, what it gathered stays).
+    @inline(__always)
+    static func movementExtent(covariance: @autoclosure () -> Matrix3, alreadySufficient: Bool, options: FusionOptions) -> Double {
+        alreadySufficient ? options.coaching.minimumMovement : max(SymmetricEigen3.largestEigenvalue(covariance()), 0).squareRoot()
+    }
+
+    /// ``assess(mixture:antennaInWorld:movement:movementAlreadySufficient:movingShare:previous:previousCategory:previousBearing:bearingStandardDeviation:options:)``
+    /// with the movement's extent given (``movementExtent(covariance:alreadySufficient:options:)``).
+    static func assess(mixture: PositionMixture, antennaInWorld a: Vector3, movementExtent extent: Double, movingShare: Double,
+                       previous: (horizontal: Bool, vertical: Bool), previousCategory: VerticalDirectionEstimate,
+                       previousBearing: Bool, bearingStandardDeviation: Double?, options: FusionOptions) -> ConvergenceAssessment {
         let tau = options.coaching.levelTolerance
         let m = MixtureStatistics(mixture, antennaInWorld: a, levelTolerance: tau, bearingSigma: bearingStandardDeviation)
         let category = verticalCategory(m, previous: previousCategory, probability: options.coaching.verticalProbability, levelTolerance: tau)
@@ -137,10 +156,6 @@ import Foundation
         let categoryEstablished = category == .same || category == .above || category == .below
         let verticalResolved = categoryEstablished
             && max(local.vertical, spreadV) <= verticalLimit
-
-        // Movement latches: once the device has moved enough, what it gathered stays.
-        let extent = movementAlreadySufficient ? options.coaching.minimumMovement
-            : max(SymmetricEigen3.largestEigenvalue(movement.covariance), 0).squareRoot()
 
         var reasons: ConvergenceReasons = []
         if extent < options.coaching.minimumMovement {
@@ -189,7 +204,9 @@ import Foundation
         /// own is not computed.
         init(_ mixture: PositionMixture, antennaInWorld a: Vector3, levelTolerance tau: Double, bearingSigma given: Double? = nil) {
             if mixture.count == 1 {
-                setSingle(mixture.hypotheses[0], antennaInWorld: a, levelTolerance: tau)
+                // (Its fields read in place: a copy of the whole hypothesis showed in profiles.)
+                setSingle(meanInWorld: mixture.hypotheses[0].meanInWorld, covariance: mixture.hypotheses[0].covariance,
+                          antennaInWorld: a, levelTolerance: tau)
                 if let given { bearingSigma = given }
                 return
             }
@@ -230,14 +247,15 @@ import Foundation
         /// and its own bearing variance `gᵀPg` — what the sums above give with `w = 1`,
         /// without them.
         @inline(__always)
-        private mutating func setSingle(_ h: PositionHypothesis, antennaInWorld a: Vector3, levelTolerance tau: Double) {
-            meanInWorld = h.meanInWorld
-            withinCovariance = h.covariance
-            let d = h.meanInWorld - a
-            let sy = max(h.covariance.m11, 1e-12).squareRoot()
+        private mutating func setSingle(meanInWorld mu: Vector3, covariance p: Matrix3, antennaInWorld a: Vector3,
+                                        levelTolerance tau: Double) {
+            meanInWorld = mu
+            withinCovariance = p
+            let d = mu - a
+            let sy = max(p.m11, 1e-12).squareRoot()
             above = clampedNormalCDF((d.y - tau) / sy)
             below = clampedNormalCDF((-tau - d.y) / sy)
-            bearingSigma = Self.ownBearingVariance(h.covariance, offset: d).squareRoot()
+            bearingSigma = Self.ownBearingVariance(p, offset: d).squareRoot()
             same = max(0, 1 - above - below)
         }
 

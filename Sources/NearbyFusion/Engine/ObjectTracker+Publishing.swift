@@ -79,11 +79,13 @@ extension ObjectTracker {
             estimate.verticalDirectionEstimate = reasons.isEmpty ? .unknown : nil
             return
         }
-        var assessment = ConvergenceAnalysis.assess(mixture: mixture, antennaInWorld: antennaInWorld,
-                                                    movement: movement, movementAlreadySufficient: coaching.movementSufficient,
+        // (The movement's extent computed here: the accumulator passed on was copied whole.)
+        let extent = ConvergenceAnalysis.movementExtent(covariance: movement.covariance, alreadySufficient: coaching.movementSufficient,
+                                                        options: options)
+        var assessment = ConvergenceAnalysis.assess(mixture: mixture, antennaInWorld: antennaInWorld, movementExtent: extent,
                                                     movingShare: movingShare(motionNow, options: options),
                                                     previous: coaching.previousResolution,
-                                                    previousCategory: coaching.lastAssessment?.verticalCategory ?? .unknown,
+                                                    previousCategory: coaching.lastVerticalCategory,
                                                     previousBearing: coaching.previousBearing,
                                                     bearingStandardDeviation: gridBearingStandardDeviation(from: antennaInWorld),
                                                     options: options)
@@ -99,6 +101,7 @@ extension ObjectTracker {
         coaching.previousResolution = (assessment.horizontalResolved, assessment.verticalResolved)
         coaching.previousBearing = assessment.bearingResolved
         coaching.lastAssessment = assessment
+        coaching.lastVerticalCategory = assessment.verticalCategory
         reasons.formUnion(assessment.reasons)
 
         let status: ConvergenceStatus = reasons.isEmpty ? .converged : .notConverged(reasons)
