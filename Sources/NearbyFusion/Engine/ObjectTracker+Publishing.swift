@@ -85,7 +85,7 @@ extension ObjectTracker {
         var assessment = ConvergenceAnalysis.assess(mixture: mixture, antennaInWorld: antennaInWorld, movementExtent: extent,
                                                     movingShare: movingShare(motionNow, options: options),
                                                     previous: coaching.previousResolution,
-                                                    previousCategory: coaching.lastVerticalCategory,
+                                                    previousCategory: coaching.lastAssessment?.verticalCategory ?? .unknown,
                                                     previousBearing: coaching.previousBearing,
                                                     bearingStandardDeviation: gridBearingStandardDeviation(from: antennaInWorld),
                                                     options: options)
@@ -101,7 +101,6 @@ extension ObjectTracker {
         coaching.previousResolution = (assessment.horizontalResolved, assessment.verticalResolved)
         coaching.previousBearing = assessment.bearingResolved
         coaching.lastAssessment = assessment
-        coaching.lastVerticalCategory = assessment.verticalCategory
         reasons.formUnion(assessment.reasons)
 
         let status: ConvergenceStatus = reasons.isEmpty ? .converged : .notConverged(reasons)

@@ -179,10 +179,6 @@ struct ObjectTracker: Sendable {
         /// `ConvergenceAssessment.bearingResolved`).
         var previousBearing = false
         var lastAssessment: ConvergenceAssessment?
-        /// `lastAssessment`'s vertical category (`.unknown` before one), kept apart: the next
-        /// assessment's hysteresis reads it, and reading it through the optional copied the
-        /// whole assessment.
-        var lastVerticalCategory = VerticalDirectionEstimate.unknown
         /// The position is judged by a moving object's thresholds (see `holdsMovingThresholds`).
         var movingThresholdsHeld = false
     }

@@ -162,9 +162,15 @@ public struct AzimuthModel: ScalarMeasurementModel, Sendable {
     /// `h(p)` and `∂h/∂p` from one rotation `v = Rᵀ(p − a)`.
     @inlinable public func linearised(at objectInWorld: Vector3) -> (predicted: Double, jacobian: Vector3) {
         let v = worldFromDevice.inverseRotate(objectInWorld - antennaInWorld)
+        return (atan2(v.x, -v.z), Self.jacobian(deviceFrame: v, worldFromDevice: worldFromDevice))
+    }
+
+    /// `∂α/∂p = R (−v_z, 0, v_x)ᵀ / ρ²` at the device-frame offset `v` (zero on the device's
+    /// ±Y axis, `ρ² ≤ 10⁻¹⁸`, where the azimuth is undefined).
+    @inlinable static func jacobian(deviceFrame v: Vector3, worldFromDevice: Quaternion) -> Vector3 {
         let rho2 = v.x * v.x + v.z * v.z
-        guard rho2 > 1e-18 else { return (atan2(v.x, -v.z), .zero) }
-        return (atan2(v.x, -v.z), worldFromDevice.rotate(Vector3(-v.z / rho2, 0, v.x / rho2)))
+        guard rho2 > 1e-18 else { return .zero }
+        return worldFromDevice.rotate(Vector3(-v.z / rho2, 0, v.x / rho2))
     }
 
     /// `z − h(p)` wrapped to (−π, π].
@@ -180,9 +186,7 @@ public struct AzimuthModel: ScalarMeasurementModel, Sendable {
     @inlinable public func linearisedInnovation(measuredDirection m: Vector3, at objectInWorld: Vector3)
         -> (innovation: Double, jacobian: Vector3) {
         let v = worldFromDevice.inverseRotate(objectInWorld - antennaInWorld)
-        let innovation = Angle.nearAtan2(m.z * v.x - m.x * v.z, m.x * v.x + m.z * v.z)
-        let rho2 = v.x * v.x + v.z * v.z
-        guard rho2 > 1e-18 else { return (innovation, .zero) }
-        return (innovation, worldFromDevice.rotate(Vector3(-v.z / rho2, 0, v.x / rho2)))
+        return (Angle.nearAtan2(m.z * v.x - m.x * v.z, m.x * v.x + m.z * v.z),
+                Self.jacobian(deviceFrame: v, worldFromDevice: worldFromDevice))
     }
 }
