@@ -24,7 +24,7 @@ public enum Angle {
     /// `t = y/x`, summed as its series `t − t³/3 + t⁵/5 − … + t¹⁷/17` (the series alternates, so
     /// what is left out is at most its first term, `t¹⁹/19 ≤ 8⁻¹⁸ t/19 < 3·10⁻¹⁸ t`, a thirtieth of
     /// the last bit at most); elsewhere `atan2` itself. Within a couple of units in the last
-    /// place of `atan2`; where the series applies it costs one division and nine multiply-adds.
+    /// place of `atan2`; where the series applies it costs one division and a polynomial of degree 8 in `t²`.
     @inlinable @inline(__always) public static func nearAtan2(_ y: Double, _ x: Double) -> Double {
         guard x > 0, abs(y) <= 0.125 * x else { return atan2(y, x) }
         let t = y / x, u = t * t
