@@ -200,6 +200,76 @@ public struct ChannelSoundingModel: Sendable, Hashable {
         return strong + f * (weak - strong)
     }
 
+    /// The σ of a procedure's Gaussian error at `distance` metres with shadowing `shadowing`
+    /// dB, metres (``rangeStandardDeviation``, interpolated toward
+    /// ``rangeStandardDeviationAtWeakSignal`` as the signal falls).
+    public func rangeStandardDeviation(atDistance distance: Double, shadowing: Double) -> Double {
+        dependsOnSignal ? interpolated(rangeStandardDeviation, weak: rangeStandardDeviationAtWeakSignal,
+                                       at: signal(atDistance: distance, shadowing: shadowing))
+            : rangeStandardDeviation
+    }
+
+    /// The density of a successful procedure's range error `e` (metres) whose Gaussian error
+    /// has σ `sigma` (metres), m⁻¹, without the scale error and offset (which no estimator
+    /// can tell from the distance without a reference) and without the correlation between
+    /// consecutive procedures: what this model draws, term by term —
+    /// `p(e) = (1 − s)(1 − η) N(e; 0, σ²) + s (1 − η) S(e) + (1 − s) η Q(e) + s η (S ∗ U)(e)`,
+    /// `s` the short-outlier probability (``shortOutlierProbability``), `η` the multipath
+    /// probability (the bursts' stationary share), `U` the excess's uniform density on
+    /// `[b₀, b₁]`, `Q = N ∗ U` (`RangeErrorDensity`'s excess term), and
+    /// `S(e) = g(e/σ)/σ` the short outlier's reading, `g(x) = ∫₀¹ φ(x + 3 (20/3)ᵘ) du` with `φ`
+    /// the standard normal density (tabulated once); `S ∗ U` by the
+    /// midpoint rule over 16 steps of the excess.
+    public func rangeErrorDensity(_ e: Double, standardDeviation sigma: Double) -> Double {
+        let v = sigma * sigma
+        let s = min(max(shortOutlierProbability, 0), 1), eta = min(max(multipathProbability, 0), 0.999)
+        let gaussian = exp(-0.5 * e * e / v) / (2 * Double.pi * v).squareRoot()
+        var p = (1 - s) * (1 - eta) * gaussian
+        if s > 0 { p += s * (1 - eta) * ShortReadKernel.value(e / sigma) / sigma }
+        if eta > 0 {
+            // `η Q(e)`, as the engine's density computes it (its tails without cancellation).
+            let excess = RangeErrorDensity(outlierProbability: 0, outlierSpan: 1, excessProbability: eta,
+                                           excessRange: multipathExcessRange)
+            p += (1 - s) * excess.excess(e, variance: v)
+            if s > 0 {
+                let b0 = multipathExcessRange.lowerBound, b1 = multipathExcessRange.upperBound, steps = 16
+                var sum = 0.0
+                for k in 0..<steps {
+                    sum += ShortReadKernel.value((e - (b0 + (b1 - b0) * (Double(k) + 0.5) / Double(steps))) / sigma)
+                }
+                p += s * eta * sum / Double(steps) / sigma
+            }
+        }
+        return p
+    }
+
+    /// `g(x) = ∫₀¹ φ(x + 3 (20/3)ᵘ) du`, the density in units of σ of a short outlier's reading
+    /// (the offset log-uniform from 3σ to 20σ short, the Gaussian error on top): by the
+    /// midpoint rule over 256 steps of `u`, tabulated every 0.005 on `[−26, 6]` and
+    /// interpolated linearly; 0 outside (below `10⁻⁸` there).
+    enum ShortReadKernel {
+        static let lower = -26.0, step = 0.005
+        static let table: [Double] = {
+            let count = Int(32 / step) + 1, steps = 256
+            return (0..<count).map { k in
+                let x = lower + Double(k) * step
+                var sum = 0.0
+                for j in 0..<steps {
+                    let y = x + 3 * pow(20.0 / 3, (Double(j) + 0.5) / Double(steps))
+                    sum += exp(-0.5 * y * y)
+                }
+                return sum / Double(steps) / (2 * Double.pi).squareRoot()
+            }
+        }()
+
+        static func value(_ x: Double) -> Double {
+            let u = (x - lower) / step
+            guard u >= 0, u < Double(table.count - 1) else { return 0 }
+            let k = Int(u), f = u - Double(k)
+            return table[k] + f * (table[k + 1] - table[k])
+        }
+    }
+
     /// Whether any figure depends on the signal.
     var dependsOnSignal: Bool { failedProcedureProbabilityAtWeakSignal != nil || rangeStandardDeviationAtWeakSignal != nil }
 

@@ -17,6 +17,9 @@ public enum Simulator {
         public var events: [RecordingEvent]
         /// `(t, true position, true world-from-device)`, one per pose event, in order.
         public var trueDevicePoses: [(time: Double, positionInWorld: Vector3, worldFromDevice: Quaternion)]
+        /// Per Channel Sounding object whose radio's figures depend on its signal, the
+        /// shadowing the run drew for it, dB (``ChannelSoundingModel/signal(atDistance:shadowing:)``).
+        public var channelSoundingShadowing: [String: Double] = [:]
     }
 
     /// Runs the simulation: the recording and the truth that sensing hides. Poses at the
@@ -40,7 +43,7 @@ public enum Simulator {
                 uwbIndex += 1
             }
         }
-        return Output(events: run.events, trueDevicePoses: run.trueDevicePoses)
+        return Output(events: run.events, trueDevicePoses: run.trueDevicePoses, channelSoundingShadowing: run.channelSounding.shadowing)
     }
 
     /// The recording as JSON Lines text (each line ends with a newline).

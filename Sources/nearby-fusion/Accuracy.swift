@@ -111,7 +111,7 @@ struct Accuracy: ParsableCommand {
             let posterior = object?.ranging == .bluetoothChannelSounding && !profile ? Angle.radians(degrees: 10) : nil
             let first = firstSeed - 1
             let runs = Self.runs(make, seeds: first..<(first + seeds), options: options, vioDrift: vioDrift,
-                                 exactPosteriorUntil: posterior) {
+                                 exactPosteriorUntil: posterior, exactDistance: profile) {
                 progress.withLock { $0.done += 1; $0.bar.update($0.done) }
             }
             rows.append(Self.accuracyRow(name, runs))
@@ -163,8 +163,8 @@ struct Accuracy: ParsableCommand {
         }
         if !profileRows.isEmpty {
             print("")
-            print("| radio profile | ranges failed | distance err at updates with a range, median m: raw | published | published / raw | p95 m: raw | published | published / raw | p99 m: raw | published | at failed procedures, p95 m: last range held | published | the radio's scale and offset alone, m: median | p95 | published distance lag median s | max s |")
-            print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+            print("| radio profile | ranges failed | distance err at updates with a range, median m: raw | published | published / raw | p95 m: raw | published | published / raw | p99 m: raw | published | at failed procedures, p95 m: last range held | published | the radio's scale and offset alone, m: median | p95 | published distance lag median s | max s | exact posterior, a still tag: distance err median m | p95 m | lag median s |")
+            print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
             profileRows.forEach { print($0.markdown) }
         }
         if !loopRows.isEmpty {
@@ -187,11 +187,12 @@ struct Accuracy: ParsableCommand {
     /// independent and seeded: the same tables whatever the number of cores), collected in seed
     /// order; `finished` is called as each one ends.
     static func runs(_ make: @Sendable (UInt64) -> SimulationScenario, seeds: Range<Int>, options: FusionOptions, vioDrift: Double?,
-                     exactPosteriorUntil posterior: Double?, finished: @Sendable () -> Void = {}) -> [ScenarioRun] {
+                     exactPosteriorUntil posterior: Double?, exactDistance: Bool = false,
+                     finished: @Sendable () -> Void = {}) -> [ScenarioRun] {
         inParallel(seeds.count) { k in
             var scenario = make(UInt64(seeds.lowerBound + k + 1))
             if let vioDrift { scenario.vio.driftFraction = vioDrift }
-            let run = ScenarioRun(scenario, options: options, exactPosteriorUntil: posterior)
+            let run = ScenarioRun(scenario, options: options, exactPosteriorUntil: posterior, exactDistance: exactDistance)
             finished()
             return run
         }
@@ -363,6 +364,7 @@ struct Accuracy: ParsableCommand {
         func metres(_ x: Double?) -> Cell { .figure(x, digits: 3) }
         var raw: [Double] = [], published: [Double] = [], lags: [Double] = []
         var heldInGaps: [Double] = [], publishedInGaps: [Double] = [], bias: [Double] = []
+        var posterior: [Double] = [], posteriorLags: [Double] = []
         var failed = 0, ranged = 0
         for run in runs {
             let paired = run.pairedDistanceErrors
@@ -374,6 +376,8 @@ struct Accuracy: ParsableCommand {
             publishedInGaps += gaps.map(\.published)
             for update in run.updates { ranged += 1; if update.rawDistance == nil { failed += 1 } }
             if let lag = run.distanceLag() { lags.append(lag) }
+            posterior += run.posteriorDistanceErrors
+            if let lag = run.posteriorDistanceLag() { posteriorLags.append(lag) }
         }
         func ratio(_ a: Double?, _ b: Double?) -> Cell {
             guard let a, let b, b > 0 else { return .figure(nil, digits: 2) }
@@ -397,6 +401,9 @@ struct Accuracy: ParsableCommand {
             ("radioBiasErrorP95Metres", metres(Statistics.quantile(bias, 0.95))),
             ("publishedDistanceLagMedianSeconds", .figure(Statistics.quantile(lags, 0.5), digits: 2)),
             ("publishedDistanceLagMaxSeconds", .figure(lags.max(), digits: 2)),
+            ("posteriorDistanceErrorMedianMetres", metres(Statistics.quantile(posterior, 0.5))),
+            ("posteriorDistanceErrorP95Metres", metres(Statistics.quantile(posterior, 0.95))),
+            ("posteriorDistanceLagMedianSeconds", .figure(Statistics.quantile(posteriorLags, 0.5), digits: 2)),
         ])
     }
 

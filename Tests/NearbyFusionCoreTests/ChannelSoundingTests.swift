@@ -299,6 +299,44 @@ struct ChannelSoundingTests {
         #expect(uwb.updates.allSatisfy { $0.posteriorBearing == nil })
     }
 
+    /// The exact posterior's mean distance: from a still device, about the mean of Gaussian
+    /// ranges (a density tabulated by `LogDensityTable` giving the same posterior as the one
+    /// given to `init`); per range under the radio's own noise in a scenario run, better than
+    /// the raw ranges on a walk with a round-trip-time radio, and followed only where asked for
+    /// a still Channel Sounding tag.
+    @Test func theExactPosteriorsMeanDistanceIsTheIdealOne() throws {
+        var noise = NoiseStream(seed: 4, source: "posterior-distance")
+        let tag = Vector3(3, 0.5, -9), device = Vector3(0, 1.4, 0)
+        let truth = (tag - device).length
+        let ranges = (0..<40).map { _ in truth + noise.gaussian(standardDeviation: 0.3) }
+        let density = RangeErrorDensity(outlierProbability: 0, outlierSpan: 1, excessProbability: 0, excessRange: 0...0)
+        var byDensity = RangeOnlyPosterior(firstRangeMetres: ranges[0], antennaInWorld: device, density: density, variance: 0.09,
+                                           targetPointCount: 50_000)
+        let table = LogDensityTable(from: -3, to: 3, step: 0.001) { density.density($0, variance: 0.09) }
+        var byTable = RangeOnlyPosterior(firstRangeMetres: ranges[0], antennaInWorld: device, logDensity: table, targetPointCount: 50_000)
+        for r in ranges.dropFirst() {
+            byDensity.add(rangeMetres: r, antennaInWorld: device)
+            byTable.add(rangeMetres: r, antennaInWorld: device, logDensity: table)
+        }
+        let mean = ranges.reduce(0, +) / Double(ranges.count)
+        #expect(abs(byDensity.meanDistance(from: device) - mean) < 0.02, "\(byDensity.meanDistance(from: device)) against \(mean)")
+        #expect(abs(byTable.meanDistance(from: device) - byDensity.meanDistance(from: device)) < 1e-9)
+        // Walked toward and back with a round-trip-time radio (σ 1.6–4.6 m): every update from
+        // the first range on carries it, and its errors are well below the ranges'.
+        let scenario = ScenarioCatalogue.channelSoundingProfileWalk(seed: 2, stem: "cs-rtt", model: .roundTripTime)
+        let run = ScenarioRun(scenario, exactDistance: true)
+        let first = try #require(run.updates.firstIndex { $0.rawDistance != nil })
+        #expect(run.updates[first...].allSatisfy { $0.posteriorDistance.map(\.isFinite) == true })
+        let raw = run.pairedDistanceErrors.map(\.raw).sorted(), ideal = run.posteriorDistanceErrors.sorted()
+        #expect(ideal.count == raw.count)
+        #expect(ideal[ideal.count / 2] < 0.7 * raw[raw.count / 2], "median \(ideal[ideal.count / 2]) against \(raw[raw.count / 2])")
+        #expect(run.posteriorDistanceLag() != nil)
+        #expect(ScenarioRun(scenario).updates.allSatisfy { $0.posteriorDistance == nil })
+        // An object that moves, or a UWB one, gets none.
+        #expect(ScenarioRun(ScenarioCatalogue.channelSoundingCarried(seed: 1), exactDistance: true).updates.allSatisfy { $0.posteriorDistance == nil })
+        #expect(ScenarioRun(ScenarioCatalogue.distanceOnly(seed: 1), exactDistance: true).updates.allSatisfy { $0.posteriorDistance == nil })
+    }
+
     /// The exact posterior under the engine's own radio model, beside the simulated radio's:
     /// under the engine's default model — a wider jitter, more and longer multipath than the
     /// simulated radio's — it allows 10° no sooner on any of three seeds, and later on at least

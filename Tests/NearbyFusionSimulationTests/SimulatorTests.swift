@@ -154,6 +154,45 @@ struct SimulatorTests {
         #expect(abs(Self.lagOneCorrelation(core) - 0.2) < 0.1)
     }
 
+    /// The density a Channel Sounding model states for its range error is the one it draws
+    /// from: a unit mass, the mean its short outliers and multipath give, and the share of
+    /// ranges beyond 3σ short that a long log of a still tag shows; its σ is the signal's.
+    @Test func channelSoundingErrorDensityIsWhatTheModelDraws() {
+        var model = ChannelSoundingModel.inverseFFT
+        model.shadowingStandardDeviation = 0
+        let sigma = model.rangeStandardDeviation(atDistance: 5, shadowing: 0)
+        #expect(abs(sigma - 0.10) < 1e-3)
+        #expect(abs(model.rangeStandardDeviation(atDistance: 45, shadowing: 0) - 0.27) < 1e-3)
+        #expect(abs(ChannelSoundingModel.roundTripTime.rangeStandardDeviation(atDistance: 45, shadowing: 0) - 4.6) < 1e-2)
+        // ∫ p, ∫ e p and P(e < −3σ) by the midpoint rule over [−25σ, 25σ].
+        let step = sigma / 200
+        var mass = 0.0, mean = 0.0, beyond = 0.0
+        for k in 0..<20_000 {
+            let e = -25 * sigma + (Double(k) + 0.5) * step
+            let p = model.rangeErrorDensity(e, standardDeviation: sigma) * step
+            mass += p
+            mean += e * p
+            if e < -3 * sigma { beyond += p }
+        }
+        #expect(abs(mass - 1) < 2e-3, "\(mass)")
+        // Short reads 3σ(20/3)ᵘ (mean 3σ(20/3 − 1)/ln(20/3)) in 6.5 %, less those also long;
+        // multipath 0.2–1.5 m (mean 0.85 m) in 2 %.
+        let shortMean = 3 * sigma * (20.0 / 3 - 1) / log(20.0 / 3)
+        #expect(abs(mean - (-0.065 * shortMean + 0.02 * 0.85)) < 2e-3, "\(mean)")
+        let drawn = Self.channelSoundingResiduals(model, distance: 5, seconds: 1200).residuals.map { $0 + 0.027 * 5 }
+        let drawnBeyond = Double(drawn.filter { $0 < -3 * sigma }.count) / Double(drawn.count)
+        #expect(abs(drawnBeyond - beyond) < 0.02, "drawn \(drawnBeyond), density \(beyond)")
+        #expect(beyond > 0.05)
+        // The run keeps the shadowing it drew for a Channel Sounding tag whose figures follow
+        // the signal, and none for a UWB one.
+        var scenario = Self.stillScenario(seconds: 5, object: Vector3(0, 1.4, -20))
+        #expect(Simulator.simulate(scenario).channelSoundingShadowing.isEmpty)
+        scenario.objects[0].ranging = .bluetoothChannelSounding
+        scenario.channelSounding = .roundTripTime
+        let shadowing = Simulator.simulate(scenario).channelSoundingShadowing
+        #expect(shadowing.keys.sorted() == ["tag"] && shadowing["tag"]!.isFinite && shadowing["tag"] != 0)
+    }
+
     /// The phase-slope profile reads long by about 0.9 m at 5 m and 5 m at 35 m; the
     /// round-trip-time one is symmetric with a σ the signal sets, 1.6 m strong, wider weak.
     @Test func phaseSlopeReadsLongAndRoundTripTimeIsWideAndSymmetric() {

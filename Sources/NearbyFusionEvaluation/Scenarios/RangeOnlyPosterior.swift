@@ -26,9 +26,8 @@ public struct RangeOnlyPosterior: Sendable {
     private var x: [Double], y: [Double], z: [Double]
     /// Log-likelihood of each point, nats.
     private var logLikelihood: [Double]
-    /// `log p(e)` tabulated at `tableStep` from `−tableHalfWidth` (clamped beyond).
-    private let logDensityTable: [Double]
-    private static let tableStep = 0.001, tableHalfWidth = 8.0
+    /// `log p(e)` of the density given at `init`, at 1 mm steps over ±8 m.
+    private let logDensity: LogDensityTable
     /// Points whose log-likelihood falls this far below the best are dropped, nats.
     private static let pruneMargin = 30.0
 
@@ -39,11 +38,16 @@ public struct RangeOnlyPosterior: Sendable {
     /// variance of its Gaussian part (m²).
     public init(firstRangeMetres r0: Double, antennaInWorld a0: Vector3, density: RangeErrorDensity, variance: Double,
                 shellHalfWidthMetres: Double = 3, targetPointCount: Double = 250_000) {
-        let count = Int(2 * Self.tableHalfWidth / Self.tableStep) + 1
-        logDensityTable = (0..<count).map { k in
-            let e = -Self.tableHalfWidth + Double(k) * Self.tableStep
-            return max(log(density.density(e, variance: variance)), -1e6)
-        }
+        self.init(firstRangeMetres: r0, antennaInWorld: a0,
+                  logDensity: LogDensityTable(from: -8, to: 8, step: 0.001) { density.density($0, variance: variance) },
+                  shellHalfWidthMetres: shellHalfWidthMetres, targetPointCount: targetPointCount)
+    }
+
+    /// The same from a tabulated density (``LogDensityTable``), which every later range takes
+    /// unless ``add(rangeMetres:antennaInWorld:logDensity:)`` gives its own.
+    public init(firstRangeMetres r0: Double, antennaInWorld a0: Vector3, logDensity: LogDensityTable,
+                shellHalfWidthMetres: Double = 3, targetPointCount: Double = 250_000) {
+        self.logDensity = logDensity
         let outer = r0 + shellHalfWidthMetres, inner = max(r0 - shellHalfWidthMetres, 0)
         let volume = 4 / 3 * Double.pi * (outer * outer * outer - inner * inner * inner)
         let h = Foundation.cbrt(volume / targetPointCount)
@@ -63,17 +67,14 @@ public struct RangeOnlyPosterior: Sendable {
         add(rangeMetres: r0, antennaInWorld: a0)
     }
 
-    /// `log p(e)`, linearly interpolated in the table, clamped at its ends.
-    @inline(__always)
-    private func logDensity(_ e: Double) -> Double {
-        let u = min(max((e + Self.tableHalfWidth) / Self.tableStep, 0), Double(logDensityTable.count - 1) - 1e-9)
-        let k = Int(u), f = u - Double(k)
-        return logDensityTable[k] + f * (logDensityTable[k + 1] - logDensityTable[k])
+    /// Multiplies the posterior by one range's likelihood `p(z − ‖p − a‖)` under the density
+    /// given at `init`, then drops the points that fell more than 30 nats below the best.
+    public mutating func add(rangeMetres zMetres: Double, antennaInWorld a: Vector3) {
+        add(rangeMetres: zMetres, antennaInWorld: a, logDensity: logDensity)
     }
 
-    /// Multiplies the posterior by one range's likelihood `p(z − ‖p − a‖)`, then drops the
-    /// points that fell more than 30 nats below the best.
-    public mutating func add(rangeMetres zMetres: Double, antennaInWorld a: Vector3) {
+    /// The same under this range's own density (a radio whose noise its signal sets).
+    public mutating func add(rangeMetres zMetres: Double, antennaInWorld a: Vector3, logDensity: LogDensityTable) {
         var best = -Double.infinity
         for i in x.indices {
             let dx = x[i] - a.x, dy = y[i] - a.y, dz = z[i] - a.z
@@ -118,6 +119,21 @@ public struct RangeOnlyPosterior: Sendable {
                                     angle: { atan2(x[$0] - a.x, -(z[$0] - a.z)) })
     }
 
+    /// The posterior's mean distance from `a` (metres, world frame): `Σ wᵢ ‖pᵢ − a‖`, `wᵢ ∝ exp(ℓᵢ)`
+    /// normalised — the distance an ideal estimator publishes (the posterior mean minimises
+    /// the expected squared error).
+    public func meanDistance(from a: Vector3) -> Double {
+        let best = logLikelihood.max() ?? 0
+        var total = 0.0, sum = 0.0
+        for i in x.indices {
+            let w = exp(logLikelihood[i] - best)
+            let dx = x[i] - a.x, dy = y[i] - a.y, dz = z[i] - a.z
+            total += w
+            sum += w * (dx * dx + dy * dy + dz * dz).squareRoot()
+        }
+        return sum / total
+    }
+
     /// The posterior's mean (m, world) and covariance (m²): `μ = Σ wᵢ pᵢ`,
     /// `C = Σ wᵢ (pᵢ − μ)(pᵢ − μ)ᵀ`, `wᵢ ∝ exp(ℓᵢ)` normalised — the Gaussian summary whose
     /// NEES is comparable with an estimator's.
@@ -136,5 +152,33 @@ public struct RangeOnlyPosterior: Sendable {
             covariance = covariance + (exp(logLikelihood[i] - best) / total) * Matrix3.outer(d, d)
         }
         return (mean, covariance.symmetrized)
+    }
+}
+
+/// `log p(e)` of a range error density, tabulated at even steps over `[lower, upper]`
+/// (metres) and interpolated linearly between them; held at its end values beyond (a range
+/// further off than the table reaches is weighed as one at its edge), and at least `−10⁶`
+/// where the density is zero.
+public struct LogDensityTable: Sendable {
+    /// `log p` at `lower + k · step`.
+    private let values: [Double]
+    /// The table's first abscissa and its step, metres.
+    private let lower: Double, step: Double
+
+    /// Tabulates `density` (m⁻¹, a function of the error in metres) from `lower` to `upper`
+    /// metres every `step` metres.
+    public init(from lower: Double, to upper: Double, step: Double, density: (Double) -> Double) {
+        let count = Int(((upper - lower) / step).rounded()) + 1
+        values = (0..<max(count, 2)).map { k in max(log(density(lower + Double(k) * step)), -1e6) }
+        self.lower = lower
+        self.step = step
+    }
+
+    /// `log p(e)`, nats.
+    @inline(__always)
+    public func callAsFunction(_ e: Double) -> Double {
+        let u = min(max((e - lower) / step, 0), Double(values.count - 1) - 1e-9)
+        let k = Int(u), f = u - Double(k)
+        return values[k] + f * (values[k + 1] - values[k])
     }
 }

@@ -24,7 +24,7 @@ public struct EvaluatedUpdate: Sendable {
     public var bearingBound: Double?
     /// The bearing σ of the exact posterior from every range so far (``RangeOnlyPosterior``:
     /// true device positions, the simulator's own range noise), radians, seen from the true
-    /// device position; computed only where ``ScenarioRun/init(_:objectID:options:cameraAssistance:exactPosteriorUntil:)``
+    /// device position; computed only where ``ScenarioRun/init(_:objectID:options:cameraAssistance:exactPosteriorUntil:exactDistance:)``
     /// asks for it — a Channel Sounding object that has not moved yet, until the σ first falls
     /// to the requested angle — and `nil` elsewhere.
     public var posteriorBearing: Double? = nil
@@ -35,6 +35,14 @@ public struct EvaluatedUpdate: Sendable {
     /// ``posteriorBearing`` is, until it first falls to the requested angle; the same value as
     /// ``posteriorBearing`` when the two models are the same.
     public var enginesModelPosteriorBearing: Double? = nil
+    /// The mean distance of the exact posterior under the simulated radio's own noise
+    /// (``RangeOnlyPosterior/meanDistance(from:)`` from the true device position, metres):
+    /// what an ideal estimator that knows the radio's noise — each range's σ at its signal, its
+    /// short outliers and multipath (`ChannelSoundingModel.rangeErrorDensity(_:standardDeviation:)`)
+    /// — but not its scale error and offset, and takes consecutive errors as independent,
+    /// publishes; computed only where ``ScenarioRun/init(_:objectID:options:cameraAssistance:exactPosteriorUntil:exactDistance:)``
+    /// asks for it (a still Channel Sounding object), from its first range on, and `nil` elsewhere.
+    public var posteriorDistance: Double? = nil
     /// From the true device position to the true object, metres, world frame.
     public var trueDistanceVector: Vector3
     /// The radio's own range for this update, metres (`nil` when it gave none).
@@ -61,7 +69,7 @@ public struct ScenarioRun: Sendable {
     /// NEES `(μ − p)ᵀ C⁻¹ (μ − p)` of the exact posterior's Gaussian summary
     /// (``RangeOnlyPosterior/moments()``) at the object's last range, true frame: what the
     /// engine's ``finalNEES`` compares with. `nil` unless the posterior was followed (see
-    /// ``init(_:objectID:options:cameraAssistance:exactPosteriorUntil:)``) or when the object
+    /// ``init(_:objectID:options:cameraAssistance:exactPosteriorUntil:exactDistance:)``) or when the object
     /// was still moving at its last range.
     public var posteriorFinalNEES: Double?
     /// The exact posterior's spread at the object's last range (true frame), when it is
@@ -86,6 +94,24 @@ public struct ScenarioRun: Sendable {
             && spread.height <= hysteresis * max(thresholds.verticalPositionThreshold, fromDistance)
     }
 
+    /// A Channel Sounding range's log-density for the exact posterior of its distance
+    /// (``EvaluatedUpdate/posteriorDistance``): `radio`'s error density at σ `sigma` (metres),
+    /// tabulated every σ/25 from 8σ short (and 20σ more where the radio reads short outliers)
+    /// to 8σ long (and the longest multipath excess more).
+    static func rangeLogDensity(_ radio: ChannelSoundingModel, standardDeviation sigma: Double) -> LogDensityTable {
+        let short = radio.shortOutlierProbability > 0 ? 20 * sigma : 0
+        let long = radio.multipathProbability > 0 ? radio.multipathExcessRange.upperBound : 0
+        return LogDensityTable(from: -8 * sigma - short, to: 8 * sigma + long, step: sigma / 25) {
+            radio.rangeErrorDensity($0, standardDeviation: sigma)
+        }
+    }
+
+    /// The half-width of the first shell of that posterior, metres: 3 m, or more where the
+    /// first range may lie further off (5σ, and a short outlier's 20σ).
+    static func shellHalfWidth(_ radio: ChannelSoundingModel, standardDeviation sigma: Double) -> Double {
+        max(3, 5 * sigma + (radio.shortOutlierProbability > 0 ? 20 * sigma : 0))
+    }
+
     /// Points in the first shell of the posterior under the engine's radio model
     /// (``EvaluatedUpdate/enginesModelPosteriorBearing``): fewer than the radio's own grid's
     /// 250,000, as its wider density keeps more of them alive for longer — a spacing of 22 cm
@@ -107,8 +133,14 @@ public struct ScenarioRun: Sendable {
     /// beside it, the exact posterior under the engine's own radio model (`options`), its
     /// bearing σ (``EvaluatedUpdate/enginesModelPosteriorBearing``) until that falls to the
     /// angle, before the object first moves. About 0.3–1.5 s per run in all.
+    ///
+    /// With `exactDistance`, a Channel Sounding object that never moves gets a second exact
+    /// posterior, under the simulated radio's own noise range by range (each range's σ at the
+    /// signal the run gave it, `ChannelSoundingModel`'s short outliers and multipath, not its
+    /// scale error and offset), followed from its first range to the end of the run: every
+    /// update from then on carries its mean distance (``EvaluatedUpdate/posteriorDistance``).
     public init(_ scenario: SimulationScenario, objectID: String? = nil, options: FusionOptions = FusionOptions(),
-                cameraAssistance: Bool? = nil, exactPosteriorUntil: Double? = nil) {
+                cameraAssistance: Bool? = nil, exactPosteriorUntil: Double? = nil, exactDistance: Bool = false) {
         let simulation = Simulator.simulate(scenario)
         let events = simulation.events
         guard case .header(let header)? = events.first else { return }
@@ -133,6 +165,10 @@ public struct ScenarioRun: Sendable {
         let enginesVariance = enginesRadio.sensors.rangeStandardDeviation * enginesRadio.sensors.rangeStandardDeviation
         let sameModel = enginesRadio.rangeErrorDensity == scenario.channelSounding.rangeErrorDensity && enginesVariance == scenarioVariance
         let followPosterior = exactPosteriorUntil != nil && object.ranging == .bluetoothChannelSounding
+        // The exact posterior of the distance under the radio's own noise, range by range.
+        let radio = scenario.channelSounding
+        var distancePosterior: RangeOnlyPosterior?
+        let followDistance = exactDistance && object.ranging == .bluetoothChannelSounding && !object.moves
         // The bearing σ is reported for the first acquisition only, until it allows the angle;
         // an object that moved gets a posterior anew from its first range once it is still again.
         var posteriorAllowed = false, moved = false
@@ -224,13 +260,28 @@ public struct ScenarioRun: Sendable {
                         }
                     }
                 }
+                var posteriorDistance: Double?
+                if followDistance {
+                    if let r = m.distance, r > 0 {
+                        let sigma = radio.rangeStandardDeviation(atDistance: toObject.length,
+                                                                 shadowing: simulation.channelSoundingShadowing[objectID] ?? 0)
+                        let table = Self.rangeLogDensity(radio, standardDeviation: sigma)
+                        if distancePosterior == nil {
+                            distancePosterior = RangeOnlyPosterior(firstRangeMetres: r, antennaInWorld: device.positionInWorld, logDensity: table,
+                                                                   shellHalfWidthMetres: Self.shellHalfWidth(radio, standardDeviation: sigma))
+                        } else {
+                            distancePosterior!.add(rangeMetres: r, antennaInWorld: device.positionInWorld, logDensity: table)
+                        }
+                    }
+                    posteriorDistance = distancePosterior?.meanDistance(from: device.positionInWorld)
+                }
                 updates.append(EvaluatedUpdate(
                     estimate: est, truthInWorld: truth + vioOffset,
                     trueHorizontalAngle: HorizontalAngle.angle(objectInWorld: truth, devicePositionInWorld: device.positionInWorld,
                                                                worldFromDevice: device.worldFromDevice),
                     trueHeightDifference: truth.y - device.positionInWorld.y, trueVelocity: object.velocity(at: m.timestamp),
                     bearingBound: bound, posteriorBearing: posteriorBearing, enginesModelPosteriorBearing: enginesModelBearing,
-                    trueDistanceVector: toObject, rawDistance: m.distance,
+                    posteriorDistance: posteriorDistance, trueDistanceVector: toObject, rawDistance: m.distance,
                     radioBiasMetres: object.ranging == .bluetoothChannelSounding
                         ? scenario.channelSounding.rangeScaleError * toObject.length + scenario.channelSounding.rangeOffset : 0,
                     moments: snap.moments, hypothesisCount: snap.hypothesisCount, hypotheses: snap.hypotheses))
@@ -370,6 +421,24 @@ public struct ScenarioRun: Sendable {
         DistanceErrorSummary.lag(truth: updates.map { ($0.estimate.timestamp, $0.trueDistanceVector.length) },
                                  published: updates.compactMap { u in u.estimate.distance.map { (u.estimate.timestamp, $0) } },
                                  maximum: maximum)
+    }
+
+    /// The same lag for the exact posterior's mean distance (``EvaluatedUpdate/posteriorDistance``),
+    /// over the updates that carry one; `nil` with fewer than ten.
+    public func posteriorDistanceLag(maximum: Double = 3) -> Double? {
+        DistanceErrorSummary.lag(truth: updates.map { ($0.estimate.timestamp, $0.trueDistanceVector.length) },
+                                 published: updates.compactMap { u in u.posteriorDistance.map { (u.estimate.timestamp, $0) } },
+                                 maximum: maximum)
+    }
+
+    /// The exact posterior's distance error `|d̄ − d|`, metres, at every update with a range
+    /// and a posterior distance (``EvaluatedUpdate/posteriorDistance``): the moments
+    /// ``pairedDistanceErrors`` scores the published distance at.
+    public var posteriorDistanceErrors: [Double] {
+        updates.compactMap { u in
+            guard u.rawDistance != nil, let d = u.posteriorDistance else { return nil }
+            return abs(d - u.trueDistanceVector.length)
+        }
     }
 
     /// Every published `horizontalAngle`: its signed error (radians, wrapped), the
