@@ -321,6 +321,10 @@ struct ChannelSoundingTests {
         let mean = ranges.reduce(0, +) / Double(ranges.count)
         #expect(abs(byDensity.meanDistance(from: device) - mean) < 0.02, "\(byDensity.meanDistance(from: device)) against \(mean)")
         #expect(abs(byTable.meanDistance(from: device) - byDensity.meanDistance(from: device)) < 1e-9)
+        // A table asked for a step it cannot take keeps its two ends; a zero density is −10⁶.
+        let flat = LogDensityTable(from: -1, to: 1, step: 0) { _ in 0.5 }
+        #expect(flat(0.3) == log(0.5) && flat(.nan) == log(0.5))
+        #expect(LogDensityTable(from: -1, to: 1, step: 0.5) { _ in 0 }(0.2) == -1e6)
         // Walked toward and back with a round-trip-time radio (σ 1.6–4.6 m): every update from
         // the first range on carries it, and its errors are well below the ranges'.
         let scenario = ScenarioCatalogue.channelSoundingProfileWalk(seed: 2, stem: "cs-rtt", model: .roundTripTime)

@@ -166,18 +166,26 @@ public struct LogDensityTable: Sendable {
     private let lower: Double, step: Double
 
     /// Tabulates `density` (m⁻¹, a function of the error in metres) from `lower` to `upper`
-    /// metres every `step` metres.
+    /// metres every `step` metres (at least two entries, at most ten million; a step that is not
+    /// positive and finite, or bounds that are not, give the two ends alone).
     public init(from lower: Double, to upper: Double, step: Double, density: (Double) -> Double) {
-        let count = Int(((upper - lower) / step).rounded()) + 1
-        values = (0..<max(count, 2)).map { k in max(log(density(lower + Double(k) * step)), -1e6) }
+        let steps = (upper - lower) / step
+        let count = steps.isFinite && steps >= 1 ? Int(min(steps.rounded(), 1e7)) + 1 : 2
+        let step = count == 2 && !(steps.isFinite && steps >= 1) ? max(upper - lower, 0) : step
+        values = (0..<count).map { k in
+            let p = log(density(lower + Double(k) * step))
+            return p.isNaN ? -1e6 : max(p, -1e6)
+        }
         self.lower = lower
         self.step = step
     }
 
-    /// `log p(e)`, nats.
+    /// `log p(e)`, nats (`e` NaN: the table's first entry).
     @inline(__always)
     public func callAsFunction(_ e: Double) -> Double {
-        let u = min(max((e - lower) / step, 0), Double(values.count - 1) - 1e-9)
+        // (Below the table, or NaN: its first entry; beyond it: its last.)
+        let v = (e - lower) / step
+        let u = v >= 0 ? min(v, Double(values.count - 1) - 1e-9) : 0
         let k = Int(u), f = u - Double(k)
         return values[k] + f * (values[k + 1] - values[k])
     }

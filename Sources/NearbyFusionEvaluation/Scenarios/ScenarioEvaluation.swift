@@ -99,8 +99,9 @@ public struct ScenarioRun: Sendable {
     /// tabulated every σ/25 from 8σ short (and 20σ more where the radio reads short outliers)
     /// to 8σ long (and the longest multipath excess more).
     static func rangeLogDensity(_ radio: ChannelSoundingModel, standardDeviation sigma: Double) -> LogDensityTable {
-        let short = radio.shortOutlierProbability > 0 ? 20 * sigma : 0
         let long = radio.multipathProbability > 0 ? radio.multipathExcessRange.upperBound : 0
+        let sigma = max(sigma, 1e-3)
+        let short = radio.shortOutlierProbability > 0 ? 20 * sigma : 0
         return LogDensityTable(from: -8 * sigma - short, to: 8 * sigma + long, step: sigma / 25) {
             radio.rangeErrorDensity($0, standardDeviation: sigma)
         }
@@ -436,7 +437,7 @@ public struct ScenarioRun: Sendable {
     /// ``pairedDistanceErrors`` scores the published distance at.
     public var posteriorDistanceErrors: [Double] {
         updates.compactMap { u in
-            guard u.rawDistance != nil, let d = u.posteriorDistance else { return nil }
+            guard u.rawDistance != nil, let d = u.posteriorDistance, d.isFinite else { return nil }
             return abs(d - u.trueDistanceVector.length)
         }
     }
