@@ -103,9 +103,12 @@ public struct ChannelSoundingModel: Sendable, Hashable {
     /// process, `eₖ = φ eₖ₋₁ + √(1 − φ²) σ wₖ`, σ unchanged); 0: independent.
     public var errorCorrelation: Double = 0
     /// Probability that a procedure's range is a *short* outlier: it reads short by
-    /// `σ · 3 · (20/3)^U`, `U` uniform — log-uniform from 3σ to 20σ, so that about half of
-    /// them lie beyond 5σ (an iFFT estimator locking on a spurious early peak).
+    /// `σ · 3 · (20/3)^U`, `U` uniform — log-uniform from 3σ to 20σ (``shortReadMultiples``), so
+    /// that about half of them lie beyond 5σ (an iFFT estimator locking on a spurious early peak).
     public var shortOutlierProbability: Double = 0
+    /// How far short a short outlier reads, in multiples of σ: log-uniform between these two
+    /// (``shortOutlierProbability``).
+    public static let shortReadMultiples = (least: 3.0, most: 20.0)
     /// The received signal strength, dBm, that sets the failure rate and the noise of a
     /// radio whose figures depend on it: `RSSI = signalAtOneMetre − 20 log₁₀(d / 1 m) + s`,
     /// free-space path loss plus shadowing `s ~ N(0, shadowingStandardDeviation²)` drawn once
@@ -204,9 +207,18 @@ public struct ChannelSoundingModel: Sendable, Hashable {
     /// dB, metres (``rangeStandardDeviation``, interpolated toward
     /// ``rangeStandardDeviationAtWeakSignal`` as the signal falls).
     public func rangeStandardDeviation(atDistance distance: Double, shadowing: Double) -> Double {
-        dependsOnSignal ? interpolated(rangeStandardDeviation, weak: rangeStandardDeviationAtWeakSignal,
-                                       at: signal(atDistance: distance, shadowing: shadowing))
-            : rangeStandardDeviation
+        dependsOnSignal ? rangeStandardDeviation(atSignal: signal(atDistance: distance, shadowing: shadowing)) : rangeStandardDeviation
+    }
+
+    /// The same σ at a received signal strength of `rssi` dBm, metres.
+    func rangeStandardDeviation(atSignal rssi: Double) -> Double {
+        interpolated(rangeStandardDeviation, weak: rangeStandardDeviationAtWeakSignal, at: rssi)
+    }
+
+    /// A short outlier's reading below the true range, metres, for σ `sigma` (metres) and `u` in
+    /// [0, 1]: `σ m (M/m)ᵘ` (``shortReadMultiples``).
+    static func shortRead(standardDeviation sigma: Double, _ u: Double) -> Double {
+        sigma * shortReadMultiples.least * pow(shortReadMultiples.most / shortReadMultiples.least, u)
     }
 
     /// The density of a successful procedure's range error `e` (metres) whose Gaussian error
@@ -255,7 +267,7 @@ public struct ChannelSoundingModel: Sendable, Hashable {
                 let x = lower + Double(k) * step
                 var sum = 0.0
                 for j in 0..<steps {
-                    let y = x + 3 * pow(20.0 / 3, (Double(j) + 0.5) / Double(steps))
+                    let y = x + ChannelSoundingModel.shortRead(standardDeviation: 1, (Double(j) + 0.5) / Double(steps))
                     sum += exp(-0.5 * y * y)
                 }
                 return sum / Double(steps) / (2 * Double.pi).squareRoot()
@@ -398,7 +410,7 @@ struct ChannelSoundingSensor {
             if shadowing[o.id] == nil { shadowing[o.id] = signalNoise.gaussian(standardDeviation: model.shadowingStandardDeviation) }
             let rssi = model.signal(atDistance: d, shadowing: shadowing[o.id] ?? 0)
             failure = model.interpolated(failure, weak: model.failedProcedureProbabilityAtWeakSignal, at: rssi)
-            sigma = model.interpolated(sigma, weak: model.rangeStandardDeviationAtWeakSignal, at: rssi)
+            sigma = model.rangeStandardDeviation(atSignal: rssi)
         }
         if failureNoise.bernoulli(failure) { return .some(nil) }
         // The Gaussian error, AR(1) across procedures (white when φ = 0: then exactly σ w).
@@ -409,7 +421,7 @@ struct ChannelSoundingSensor {
         var r = d + error
         if model.rangeScaleError != 0 || model.rangeOffset != 0 { r += d * model.rangeScaleError + model.rangeOffset }
         if model.shortOutlierProbability > 0, outlierNoise.bernoulli(model.shortOutlierProbability) {
-            r -= sigma * 3 * pow(20.0 / 3, outlierNoise.uniform())
+            r -= ChannelSoundingModel.shortRead(standardDeviation: sigma, outlierNoise.uniform())
         }
         // Multipath excess in Markov bursts (mean length `multipathMeanBurstLength`).
         let exit = 1 / max(model.multipathMeanBurstLength, 1)

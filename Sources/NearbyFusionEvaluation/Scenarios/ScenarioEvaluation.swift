@@ -96,12 +96,12 @@ public struct ScenarioRun: Sendable {
 
     /// A Channel Sounding range's log-density for the exact posterior of its distance
     /// (``EvaluatedUpdate/posteriorDistance``): `radio`'s error density at σ `sigma` (metres),
-    /// tabulated every σ/25 from 8σ short (and 20σ more where the radio reads short outliers)
+    /// tabulated every σ/25 from 8σ short (and the longest short read, 20σ, more where the radio reads short outliers)
     /// to 8σ long (and the longest multipath excess more).
     static func rangeLogDensity(_ radio: ChannelSoundingModel, standardDeviation sigma: Double) -> LogDensityTable {
         let long = radio.multipathProbability > 0 ? radio.multipathExcessRange.upperBound : 0
         let sigma = max(sigma, 1e-3)
-        let short = radio.shortOutlierProbability > 0 ? 20 * sigma : 0
+        let short = radio.shortOutlierProbability > 0 ? ChannelSoundingModel.shortReadMultiples.most * sigma : 0
         return LogDensityTable(from: -8 * sigma - short, to: 8 * sigma + long, step: sigma / 25) {
             radio.rangeErrorDensity($0, standardDeviation: sigma)
         }
@@ -110,7 +110,7 @@ public struct ScenarioRun: Sendable {
     /// The half-width of the first shell of that posterior, metres: 3 m, or more where the
     /// first range may lie further off (5σ, and a short outlier's 20σ).
     static func shellHalfWidth(_ radio: ChannelSoundingModel, standardDeviation sigma: Double) -> Double {
-        max(3, 5 * sigma + (radio.shortOutlierProbability > 0 ? 20 * sigma : 0))
+        max(3, 5 * sigma + (radio.shortOutlierProbability > 0 ? ChannelSoundingModel.shortReadMultiples.most * sigma : 0))
     }
 
     /// Points in the first shell of the posterior under the engine's radio model
