@@ -169,27 +169,25 @@ import Foundation
             return
         case .azimuth:
             let model = o.azimuthModel(from: e.antennaInWorld, worldFromDevice: e.worldFromDevice)
+            let residual: Double, g: Vector3
             if e.directionInDevice != .zero {
-                let (residual, g) = model.linearisedInnovation(measuredDirection: e.directionInDevice, at: p)
-                guard g != .zero else { return }
-                body(residual, k.azimuth, g)
-                return
+                (residual, g) = model.linearisedInnovation(measuredDirection: e.directionInDevice, at: p)
+            } else {
+                let (h, gradient) = model.linearised(at: p)
+                (residual, g) = (model.residual(e.angles.x, h), gradient)
             }
-            let (h, g) = model.linearised(at: p)
             guard g != .zero else { return }
-            body(model.residual(e.angles.x, h), k.azimuth, g)
+            body(residual, k.azimuth, g)
         case .azimuthElevation:
             let model = o.directionModel(from: e.antennaInWorld, worldFromDevice: e.worldFromDevice)
+            let residual: Vector2, j: Jacobian2x3
             if e.directionInDevice != .zero {
-                let (residual, j) = model.linearisedInnovation(measuredDirection: e.directionInDevice, at: p)
-                guard j.row0 != .zero else { return }
-                body(residual.x, k.azimuth, j.row0)
-                body(residual.y, k.elevation, j.row1)
-                return
+                (residual, j) = model.linearisedInnovation(measuredDirection: e.directionInDevice, at: p)
+            } else {
+                let (h, jacobian) = model.linearised(at: p)
+                (residual, j) = (model.residual(e.angles, h), jacobian)
             }
-            let (h, j) = model.linearised(at: p)
             guard j.row0 != .zero else { return }
-            let residual = model.residual(e.angles, h)
             body(residual.x, k.azimuth, j.row0)
             body(residual.y, k.elevation, j.row1)
         }
