@@ -187,9 +187,9 @@ public struct FusionEngine: Sendable {
     /// The device pose at `t`: the latest pose with its position extrapolated at the
     /// velocity of the last two poses, `a(t) = a₁ + (a₁ − a₀)(t − t₁)/(t₁ − t₀)`, for at
     /// most 0.1 s (UWB and VIO clocks tick at different rates).
-    private func pose(at t: Double) -> DevicePose? {
-        guard var p = latestPose else { return nil }
-        if let q = previousPose, p.timestamp > q.timestamp {
+    private static func pose(at t: Double, latest: DevicePose?, previous: DevicePose?) -> DevicePose? {
+        guard var p = latest else { return nil }
+        if let q = previous, p.timestamp > q.timestamp {
             let dt = min(max(t - p.timestamp, 0), 0.1)
             let v = (p.positionInWorld - q.positionInWorld) / (p.timestamp - q.timestamp)
             if v.isFinite { p.positionInWorld += dt * v }
@@ -201,10 +201,13 @@ public struct FusionEngine: Sendable {
 
     /// Takes one UWB update for a registered object and returns what is published.
     public mutating func ingest(_ measurement: UWBMeasurement, for handle: ObjectHandle) -> NearbyObjectEstimate {
-        let devicePose = pose(at: measurement.timestamp)
+        // (Static, and `lightingLimited` called directly: methods of the engine's value copied
+        // the whole engine on every update.)
+        let devicePose = Self.pose(at: measurement.timestamp, latest: latestPose, previous: previousPose)
+        let limited = if let devicePose { lightingLimited(devicePose) } else { false }
         let context = ObjectTracker.Context(
             optionsBox: objects[handle.index].optionsBox, capabilities: capabilities, cameraAssistanceEnabled: cameraAssistanceEnabled,
-            pathLength: pathLength, devicePose: devicePose, lightingLimited: devicePose.map(lightingLimited) ?? false)
+            pathLength: pathLength, devicePose: devicePose, lightingLimited: limited)
         // In place on the array element: no copy of the tracker's buffers.
         return objects[handle.index].ingest(measurement, context: context)
     }
