@@ -51,6 +51,9 @@ struct EngineOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The largest excess, metres, such a reflected path adds to a Bluetooth Channel Sounding range (2.5 by default). See FusionOptions.channelSounding.multipathMaximumExcess.", valueName: "METRES"))
     var csMultipathExcess = FusionOptions().channelSounding.multipathMaximumExcess
 
+    @Option(help: ArgumentHelp("The lag-one correlation, 0 to below 1, of consecutive Bluetooth Channel Sounding procedures' range errors that the noise learned from a noisier radio's ranges allows for (0.2 by default, as measured board to board; 0 reads them as independent, and learns such a radio as less noisy). See FusionOptions.channelSounding.errorCorrelation.", valueName: "CORRELATION"))
+    var csErrorCorrelation = FusionOptions().channelSounding.errorCorrelation
+
     @Option(help: ArgumentHelp("How a still Bluetooth Channel Sounding accessory is located from its ranges before it is tracked: bank (the default), a bank of Gaussians re-solved from the window of updates, or grid, a grid of directions each holding a Gaussian distance, updated once per range (several times faster; compare accuracy --scenario cs-coached-step with each). See FusionOptions.channelSounding.acquisitionDensity.", valueName: "DENSITY"))
     var csAcquisition = FusionOptions().channelSounding.acquisitionDensity.rawValue
 
@@ -85,6 +88,9 @@ struct EngineOptions: ParsableArguments {
             throw ValidationError("--cs-multipath-probability must be a probability from 0 to below \(1 - outliers) (the rest is the line of sight's and the outliers')")
         }
         guard csMultipathExcess.isFinite, csMultipathExcess > 0 else { throw ValidationError("--cs-multipath-excess must be a number of metres above 0") }
+        guard csErrorCorrelation.isFinite, csErrorCorrelation >= 0, csErrorCorrelation < 1 else {
+            throw ValidationError("--cs-error-correlation must be a correlation from 0 to below 1")
+        }
         guard FusionOptions.ChannelSounding.AcquisitionDensity(rawValue: csAcquisition) != nil else {
             throw ValidationError("--cs-acquisition must be bank or grid")
         }
@@ -111,6 +117,7 @@ struct EngineOptions: ParsableArguments {
         o.channelSounding.rangeStandardDeviation = csRangeSigma
         o.channelSounding.multipathProbability = csMultipathProbability
         o.channelSounding.multipathMaximumExcess = csMultipathExcess
+        o.channelSounding.errorCorrelation = csErrorCorrelation
         o.channelSounding.acquisitionDensity = FusionOptions.ChannelSounding.AcquisitionDensity(rawValue: csAcquisition) ?? .bank
         return o
     }

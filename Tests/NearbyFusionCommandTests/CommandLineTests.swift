@@ -110,8 +110,9 @@ struct CommandLineTests {
     /// `--cs-range-sigma`, `--cs-multipath-probability` and `--cs-multipath-excess` (the
     /// Channel Sounding radio the engine assumes) reach the engine: the defaults given
     /// explicitly change nothing; a radio taken as twice as noisy publishes the recorded tag's
-    /// angle on fewer updates; a different multipath model changes the estimate stream.
-    /// Values that make no radio are refused.
+    /// angle on fewer updates; a different multipath model changes the estimate stream;
+    /// `--cs-error-correlation` moves the round-trip-time radio's published distance, and its
+    /// default given explicitly does not. Values that make no radio are refused.
     @Test func theChannelSoundingRadioModelReachesTheEngine() throws {
         let angleAvailability = Self.channelSoundingAngleAvailability
         let plain = try angleAvailability([])
@@ -122,7 +123,23 @@ struct CommandLineTests {
         let fewerReflections = try TestSupport.run(["replay", "Datasets/cs-coached-step.jsonl", "--output", "-",
                                                     "--cs-multipath-probability", "0.05", "--cs-multipath-excess", "1.5"])
         #expect(stream.status == 0 && fewerReflections.status == 0 && fewerReflections.stdout != stream.stdout)
+        // The errors' correlation the learned noise allows for: the round-trip-time radio is
+        // learned noisier with it than read as independent, and its published distance moves.
+        func roundTripMedian(_ extra: [String]) throws -> Double {
+            let result = try TestSupport.run(["accuracy", "--scenario", "cs-rtt-still", "--seeds", "3", "--json"] + extra)
+            #expect(result.status == 0, "\(result.stderr)")
+            let value = try JSONLineParser.parse(result.stdout.split(separator: "\n").joined())
+            guard case .array(let profiles)? = value["radioProfiles"],
+                  case .number(let median)? = profiles.first?["publishedDistanceErrorMedianMetres"] else { return .nan }
+            return median
+        }
+        let allowed = try roundTripMedian([]), stated = try roundTripMedian(["--cs-error-correlation", "0.2"])
+        let independent = try roundTripMedian(["--cs-error-correlation", "0"])
+        #expect(allowed.isFinite && stated == allowed && independent != allowed, "\(allowed), \(stated), \(independent)")
         for (bad, option) in [(["--cs-range-sigma", "0"], "--cs-range-sigma"), (["--cs-range-sigma", "nan"], "--cs-range-sigma"),
+                              (["--cs-error-correlation", "1"], "--cs-error-correlation"),
+                              (["--cs-error-correlation=-0.1"], "--cs-error-correlation"),
+                              (["--cs-error-correlation", "nan"], "--cs-error-correlation"),
                               (["--cs-multipath-probability", "0.9"], "--cs-multipath-probability"),
                               (["--cs-multipath-probability=-0.1"], "--cs-multipath-probability"),
                               (["--cs-multipath-excess", "0"], "--cs-multipath-excess"), (["--cs-multipath-excess", "inf"], "--cs-multipath-excess")] {

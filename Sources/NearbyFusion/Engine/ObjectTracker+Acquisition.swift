@@ -172,9 +172,15 @@ extension ObjectTracker {
     /// two of `σ₀` is weighed as configured, since the multipath bursts the configured figures
     /// account for and the sweeps' curvature move `ρ` that much, and a radio eight times
     /// noisier is caught within ten differences (five seconds at 2 Hz). A radio quieter than
-    /// `σ₀` keeps it: its multipath and outliers are what `σ₀` covers. Correlated errors
-    /// shrink the second differences (`6 − 8φ + 2φ²` times `σ²` for a lag-one correlation
-    /// `φ`): the level errs low.
+    /// `σ₀` keeps it: its multipath and outliers are what `σ₀` covers.
+    ///
+    /// Correlated errors shrink the second differences: with a lag-one correlation `φ`
+    /// (``FusionOptions/ChannelSounding/errorCorrelation``), `E[d²] = (6 − 8φ + 2φ²) σ²`, so
+    /// the level is read from `log₂ ρ_φ = log₂ ρ + log₂(6/(6 − 8φ + 2φ²))` (+0.42 at
+    /// `φ = 0.2`): `l = round(log₂ ρ_φ)`, changed when `log₂ ρ_φ` lies at least `0.75 + s`
+    /// from the level in use. The gate `log₂ ρ − 2s ≥ 1.5` stays on the independent reading,
+    /// the least noise the differences allow: a radio counts as noisier than `σ₀` only if it
+    /// would be with independent errors.
     ///
     /// A new level while the object is acquired tiles the bank afresh on the sphere of its
     /// fused distance around the antenna `a` (world frame, metres) at `t` (seconds) and re-solves every tile from
@@ -185,11 +191,13 @@ extension ObjectTracker {
         let s0 = context.optionsBox.options.sensors.rangeStandardDeviation
         guard rangeScatterCount >= 5, s0 > 0 else { return }
         // γ + ln 2: minus the mean of ln z² for a standard normal z; `log₂ ρ = (ℓ + γ + ln 2 − ln σ₀²)/ln 2`.
-        let exponent = (rangeLogScatter + 0.5772156649015329 + 0.6931471805599453 - 2 * log(s0)) * 1.4426950408889634
+        let independent = (rangeLogScatter + 0.5772156649015329 + 0.6931471805599453 - 2 * log(s0)) * 1.4426950408889634
+        // `log₂ ρ_φ`: the second differences of errors correlated `φ` have variance `(6 − 8φ + 2φ²) σ²`.
+        let exponent = independent + context.optionsBox.correlatedScatterCorrection
         // π/(√2 ln 2) = 3.2050…: one `ln z²`'s standard deviation in `log₂`.
         let spread = 3.204862591065631 / Double(min(rangeScatterCount, 39)).squareRoot()
         guard abs(exponent - Double(rangeNoiseLevel)) >= 0.75 + spread else { return }
-        let level = exponent - 2 * spread < 1.5 ? 0 : max(2, min(8, Int(exponent.rounded())))
+        let level = independent - 2 * spread < 1.5 ? 0 : max(2, min(8, Int(exponent.rounded())))
         guard level != rangeNoiseLevel else { return }
         rangeNoiseLevel = level
         guard phase == .acquiring, !mixture.isEmpty else { return }

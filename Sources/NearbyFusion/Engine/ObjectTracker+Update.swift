@@ -7,9 +7,16 @@ final class OptionsBox: Sendable {
     let options: FusionOptions
     /// `options.rangeErrorDensity`, built once (it takes a logarithm).
     let rangeErrorDensity: RangeErrorDensity
+    /// `log₂(6/(6 − 8φ + 2φ²))`, `φ` the Channel Sounding radio's lag-one error correlation
+    /// (``FusionOptions/ChannelSounding/errorCorrelation``, clamped to [0, 0.95]): what its
+    /// learned noise level adds to the level read as if its errors were independent
+    /// (`ObjectTracker.learnChannelSoundingRangeNoise`).
+    let correlatedScatterCorrection: Double
     init(_ options: FusionOptions) {
         self.options = options
         rangeErrorDensity = options.rangeErrorDensity
+        let phi = options.channelSounding.errorCorrelation.isFinite ? min(max(options.channelSounding.errorCorrelation, 0), 0.95) : 0
+        correlatedScatterCorrection = log2(6 / (6 - 8 * phi + 2 * phi * phi))
     }
 }
 
