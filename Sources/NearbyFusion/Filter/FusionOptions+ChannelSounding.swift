@@ -51,12 +51,13 @@ extension FusionOptions {
         /// `learnChannelSoundingRangeNoise`): correlated errors shrink the second differences the
         /// noise is read from, `E[d²] = (6 − 8φ + 2φ²) σ²` instead of `6σ²` for independent ones,
         /// so a radio read as if they were independent has its variance taken as 0.75 of what it
-        /// is at `φ = 0.2` (0.42 of a noise level, a factor of two in variance). Measured board to board, consecutive errors of all
-        /// three estimators correlate 0.06–0.38 (Ulsamer, Mazur and Knauth, above): 0.2. It
-        /// sets the learned level only; whether a radio is noisier than ``rangeStandardDeviation``
-        /// at all is judged as if its errors were independent (the least noise its differences
-        /// allow). 0 reads them as independent (compare
-        /// `accuracy --scenario cs-rtt-still --seeds 50` with `--cs-error-correlation 0`).
+        /// is at `φ = 0.2` (0.42 of a learned level, each level a factor of two in variance).
+        /// Measured board to board, consecutive errors of all three estimators correlate
+        /// 0.06–0.38 (Ulsamer, Mazur and Knauth, above): 0.2. It sets the learned level only;
+        /// whether a radio is noisier than ``rangeStandardDeviation`` at all is judged as if its
+        /// errors were independent (the least noise its differences allow). 0 reads them as
+        /// independent (compare `accuracy --scenario cs-rtt-still --seeds 50` with
+        /// `--cs-error-correlation 0`); values beyond [0, 0.95] are taken as the nearer end.
         public var errorCorrelation: Double = 0.2
         /// Mean duration of a Channel Sounding multipath burst, seconds
         /// (``FusionOptions/Gating/rangeMultipathBurstSeconds``). A reflection that the 80 MHz band cannot separate
