@@ -19,10 +19,12 @@ struct BenchAndFormatTests {
             Issue.record("not numbers"); return
         }
         // Nanoseconds, not a reinterpreted bit pattern: an update costs more than 1 ns, and
-        // the median block is within a factor 20 of the mean latency the rate implies.
+        // the median block is within a factor 300 of the mean latency the rate implies. A unit
+        // slipped by a thousand fails that; a machine busy with other work does not (the mean
+        // takes every pause the process suffers: 29× the median was seen under load).
         let meanNanoseconds = 1e9 / rate
         #expect(p50 >= 1 && p50 <= p99, "p50 \(p50) ns, p99 \(p99) ns")
-        #expect(p50 > meanNanoseconds / 20 && p50 < meanNanoseconds * 20, "p50 \(p50) ns, mean \(meanNanoseconds) ns")
+        #expect(p50 > meanNanoseconds / 300 && p50 < meanNanoseconds * 300, "p50 \(p50) ns, mean \(meanNanoseconds) ns")
         // 30 s of which ~1.6 s is acquisition: tracking updates allocate nothing.
         #expect(mallocs < 0.1, "mallocs per update \(mallocs)")
         // The negative control: an array (malloc) and a temporary allocation too large for the
