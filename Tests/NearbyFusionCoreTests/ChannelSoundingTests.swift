@@ -575,8 +575,13 @@ struct ChannelSoundingTests {
         var offsets: [Double] = [], offsetsAsIndependent: [Double] = []
         for seed: UInt64 in 1...9 {
             let scenario = ScenarioCatalogue.channelSoundingProfileStill(seed: seed, stem: "cs-rtt", model: .roundTripTime)
-            let shadowing = Simulator.simulate(scenario).channelSoundingShadowing["tag"] ?? 0
-            let sigma = ChannelSoundingModel.roundTripTime.rangeStandardDeviation(atDistance: 5 + 5 * Double(seed - 1), shadowing: shadowing)
+            let run = Simulator.simulate(scenario)
+            guard let device = run.trueDevicePoses.first?.positionInWorld, let tag = scenario.objects.first?.positionInWorld else {
+                Issue.record("seed \(seed): no device or tag")
+                continue
+            }
+            let sigma = ChannelSoundingModel.roundTripTime.rangeStandardDeviation(atDistance: (tag - device).length,
+                                                                                  shadowing: run.channelSoundingShadowing["tag"] ?? 0)
             let radioLevel = log2(sigma * sigma / (configured * configured))
             guard let learned = Self.learnedScales(scenario).last,
                   let asIndependent = Self.learnedScales(scenario, options: independent).last else {

@@ -201,7 +201,7 @@ public struct FusionEngine: Sendable {
 
     /// Takes one UWB update for a registered object and returns what is published.
     public mutating func ingest(_ measurement: UWBMeasurement, for handle: ObjectHandle) -> NearbyObjectEstimate {
-        // (Static, and `lightingLimited` called directly: methods of the engine's value copied
+        // (A static function of the two poses: the method it was, on the engine's value, copied
         // the whole engine on every update.)
         let devicePose = Self.pose(at: measurement.timestamp, latest: latestPose, previous: previousPose)
         let limited = if let devicePose { lightingLimited(devicePose) } else { false }

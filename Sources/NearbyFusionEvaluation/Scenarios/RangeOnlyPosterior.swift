@@ -170,8 +170,9 @@ public struct LogDensityTable: Sendable {
     /// positive and finite, or bounds that are not, give the two ends alone).
     public init(from lower: Double, to upper: Double, step: Double, density: (Double) -> Double) {
         let steps = (upper - lower) / step
-        let count = steps.isFinite && steps >= 1 ? Int(min(steps.rounded(), 1e7)) + 1 : 2
-        let step = count == 2 && !(steps.isFinite && steps >= 1) ? max(upper - lower, 0) : step
+        let takesStep = steps.isFinite && steps >= 1
+        let count = takesStep ? Int(min(steps.rounded(), 1e7)) + 1 : 2
+        let step = takesStep ? step : max(upper - lower, 0)
         values = (0..<count).map { k in
             let p = log(density(lower + Double(k) * step))
             return p.isNaN ? -1e6 : max(p, -1e6)
