@@ -93,6 +93,7 @@ public enum ScenarioTargets {
             let band = meanNEESBand(runs: nees.count)
             let mean = Statistics.mean(nees)
             let measured = "\(mean.map { String(format: "%.3f", $0) } ?? "—") over \(nees.count) runs (band \(String(format: "%.3f–%.3f", band.lowerBound, band.upperBound)))"
+                + neesSpread(nees)
             let posterior = Statistics.mean(runs.compactMap(\.posteriorFinalNEES))
             if object?.ranging == .bluetoothChannelSounding, posterior != nil {
                 // Where even the exact posterior's Gaussian summary scores above the band (a
@@ -186,6 +187,24 @@ public enum ScenarioTargets {
             }
         }
         return checks
+    }
+
+    /// How a mean NEES is made up, for the targets' text: the median of the runs' final
+    /// NEES values, and how many lie beyond the 99.9 % point of χ² with `d` degrees of
+    /// freedom (16.27 for a 3-D position: once in a thousand runs of an honest estimator), with
+    /// the mean of the others when there are any. A mean outside the band with a median inside
+    /// it and a few runs far beyond that point is those runs' doing (an estimate settled on the
+    /// wrong side of an ambiguity, with a covariance that does not cover it), not a covariance
+    /// too small or too large on every run. Empty for no runs.
+    public static func neesSpread(_ nees: [Double], dimension d: Int = 3) -> String {
+        guard let median = Statistics.quantile(nees, 0.5) else { return "" }
+        let tail = chiSquareQuantile(0.999, degreesOfFreedom: Double(d))
+        let rest = nees.filter { $0 <= tail }
+        var text = String(format: "; median %.3f, %d beyond χ²(%d)'s 99.9 %% point %.2f", median, nees.count - rest.count, d, tail)
+        if rest.count < nees.count, let restMean = Statistics.mean(rest) {
+            text += String(format: " (the others' mean %.3f)", restMean)
+        }
+        return text
     }
 
     /// The 95 % band of the mean of `runs` NEES values of dimension `dimension` under a
