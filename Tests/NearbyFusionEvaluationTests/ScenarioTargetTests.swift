@@ -31,13 +31,13 @@ struct ScenarioTargetTests {
 
     /// A mean NEES target's text says how the mean is made up: the median, and the runs beyond
     /// χ²(3)'s 99.9 % point (16.27) with the others' mean — one run at 100 among values near 3
-    /// carries a mean of 26 that the median (2.5) and the others' mean (2.0) show is its doing.
+    /// carries a mean of 26.5 that the median (2.5) and the others' mean (2.0) show is its doing.
     @Test func aMeanNEESSaysWhichRunsMakeIt() throws {
         #expect(abs(ScenarioTargets.chiSquareQuantile(0.999, degreesOfFreedom: 3) - 16.2662) < 1e-3)
         #expect(ScenarioTargets.neesSpread([1, 2, 3, 100]) == "; median 2.500, 1 beyond χ²(3)'s 99.9 % point 16.27 (the others' mean 2.000)")
         #expect(ScenarioTargets.neesSpread([1, 2, 3]) == "; median 2.000, 0 beyond χ²(3)'s 99.9 % point 16.27")
         #expect(ScenarioTargets.neesSpread([]) == "")
-        // In the judged target: the walking peer's, over four seeds (judged only from 50).
+        // In a target's text: the walking peer's, over four seeds (not judged: it takes 50).
         let (scenario, runs) = Self.runs("walking-peer", seeds: 4)
         let check = try #require(ScenarioTargets.checks(for: scenario, runs: runs).first { $0.target.hasPrefix("mean NEES") })
         let nees = runs.compactMap(\.finalNEES)
