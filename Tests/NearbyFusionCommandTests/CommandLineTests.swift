@@ -18,13 +18,15 @@ struct CommandLineTests {
         // The planar sweeps' exact posterior never allows 10° (the mirror), in every run.
         let planar = try #require(rows.last { $0.hasPrefix("| cs-planar-sweeps |") })
         let cells = planar.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
-        #expect(cells.count == 26 && cells[19] == "4/4", "\(planar)")
+        #expect(cells.count == 27 && cells[20] == "4/4", "\(planar)")
         // Nor, beside it, does the posterior under the engine's radio model, within 3 s of the bound.
-        #expect(cells.count == 26 && cells[21].hasPrefix("0/"), "\(planar)")
+        #expect(cells.count == 27 && cells[22].hasPrefix("0/"), "\(planar)")
         // …and its NEES, followed to the end, sits beside the engine's.
-        #expect(cells.count == 26 && Double(cells[24]) != nil && Double(cells[25]) != nil, "\(planar)")
-        // A still tag has no error "while the tag moves".
-        #expect(cells.count == 26 && cells[11] == "—" && cells[12] == "—", "\(planar)")
+        #expect(cells.count == 27 && Double(cells[25]) != nil && Double(cells[26]) != nil, "\(planar)")
+        // A still tag has no error "while the tag moves"; no angle, no angle RMSE, the engine's
+        // or the exact posterior's.
+        #expect(cells.count == 27 && cells[12] == "—" && cells[13] == "—", "\(planar)")
+        #expect(cells.count == 27 && cells[6] == "—" && cells[7] == "—", "\(planar)")
         // The targets under the tables: the planar sweeps never publish an angle more
         // than 15° off; the NEES band is not judged on four runs.
         #expect(rows.contains("| Channel Sounding | cs-planar-sweeps | no published angle more than 15° off | no angle published | met |"), "\(first.stdout)")

@@ -249,11 +249,12 @@ struct ChannelSoundingTests {
         }
     }
 
-    @Test func theExactPosteriorSeesTheMirrorThatTheBoundDoesNot() {
+    @Test func theExactPosteriorSeesTheMirrorThatTheBoundDoesNot() throws {
         let tag = Vector3(-1.1, 0.9, -3.6)
         let model = ChannelSoundingModel()
         let variance = model.rangeStandardDeviation * model.rangeStandardDeviation
-        func posterior(_ path: (Int) -> Vector3) -> (sigma: Double, device: Vector3, moments: (meanInWorld: Vector3, covariance: Matrix3)) {
+        func posterior(_ path: (Int) -> Vector3)
+            -> (sigma: Double, device: Vector3, moments: (meanInWorld: Vector3, covariance: Matrix3), bearing: Double?) {
             var p: RangeOnlyPosterior?
             var device = Vector3.zero
             for k in 0..<60 {
@@ -266,8 +267,9 @@ struct ChannelSoundingTests {
                     p!.add(rangeMetres: r, antennaInWorld: device)
                 }
             }
-            return (p!.bearingStandardDeviation(from: device), device, p!.moments())
+            return (p!.bearingStandardDeviation(from: device), device, p!.moments(), p!.meanBearing(from: device))
         }
+        func bearing(of point: Vector3, from device: Vector3) -> Double { atan2(point.x - device.x, -(point.z - device.z)) }
         // Sweeps in the device's vertical plane z = 0: the mirror at z = +3.6 m explains every
         // range, so the bearing is open by ~180° (σ about 90°) — the bound at the truth is finite.
         let planar = posterior { k in Vector3(0.6 * sin(0.4 * Double(k)), 1.4 + 0.5 * cos(0.3 * Double(k)), 0) }
@@ -277,6 +279,16 @@ struct ChannelSoundingTests {
             Vector3(0.6 * sin(0.4 * Double(k)), 1.4 + 0.5 * cos(0.3 * Double(k)), -min(Double(k) / 30, 1))
         }
         #expect(Angle.degrees(radians: stepped.sigma) < 10, "\(Angle.degrees(radians: stepped.sigma))°")
+        // The posterior's own bearing (its circular mean): on the tag's once the step broke the
+        // mirror; between the tag's (−17°) and its mirror's (−163°) while both explain the ranges.
+        let steppedError = try #require(stepped.bearing.map { Angle.wrapped($0 - bearing(of: tag, from: stepped.device)) })
+        #expect(abs(Angle.degrees(radians: steppedError)) < 2, "\(Angle.degrees(radians: steppedError))°")
+        let planarBearing = try #require(planar.bearing)
+        let tagBearing = bearing(of: tag, from: planar.device)
+        let mirrorBearing = bearing(of: Vector3(tag.x, tag.y, -tag.z), from: planar.device)
+        #expect(abs(Angle.wrapped(planarBearing - tagBearing)) > Angle.radians(degrees: 45)
+                && abs(Angle.wrapped(planarBearing - mirrorBearing)) > Angle.radians(degrees: 45),
+                "\(Angle.degrees(radians: planarBearing))° between \(Angle.degrees(radians: tagBearing))° and \(Angle.degrees(radians: mirrorBearing))°")
         // Its Gaussian summary: after the step, centred on the tag within its own spread; after
         // the planar sweeps, half-way between the tag and its mirror (z ≈ 0), spread ±3.6 m in z.
         let m = stepped.moments, e = m.meanInWorld - tag
@@ -289,6 +301,15 @@ struct ChannelSoundingTests {
         #expect(allowed != nil)
         #expect(run.updates.allSatisfy { u in u.posteriorBearing == nil || u.estimate.timestamp <= allowed! })
         #expect(run.posteriorFinalNEES != nil)
+        // At every published angle, the exact posterior's own angle error beside the engine's,
+        // and nowhere else; the engine's ratio to the bound at those updates is the one the
+        // angle RMSE target reads.
+        #expect(run.updates.contains { $0.estimate.horizontalAngle != nil })
+        #expect(run.updates.allSatisfy { ($0.estimate.horizontalAngle != nil) == ($0.posteriorAngleError != nil) })
+        let ratios = try #require(ScenarioRun.posteriorAngleRMSEOverBound([run]))
+        #expect(ratios.updates == ratios.of && ratios.updates == run.publishedAngles.count)
+        #expect(abs(ratios.engine - ScenarioRun.angleRMSEOverBound([run])!) < 1e-12)
+        #expect(ratios.posterior.isFinite && ratios.posterior > 0)
         // A tag that moved: a posterior anew from its first range after it stopped (its NEES at
         // the end is where the tag lies now), and no bearing σ reported after the move began.
         let carried = ScenarioRun(ScenarioCatalogue.channelSoundingCarried(seed: 1), exactPosteriorUntil: Angle.radians(degrees: 10))
@@ -296,7 +317,8 @@ struct ChannelSoundingTests {
         #expect(carried.updates.allSatisfy { $0.posteriorBearing == nil || $0.estimate.timestamp < 22 })
         #expect(ScenarioRun(ScenarioCatalogue.channelSoundingTag(seed: 1)).updates.allSatisfy { $0.posteriorBearing == nil })
         let uwb = ScenarioRun(ScenarioCatalogue.distanceOnly(seed: 1), exactPosteriorUntil: Angle.radians(degrees: 10))
-        #expect(uwb.updates.allSatisfy { $0.posteriorBearing == nil })
+        #expect(uwb.updates.allSatisfy { $0.posteriorBearing == nil && $0.posteriorAngleError == nil })
+        #expect(ScenarioRun.posteriorAngleRMSEOverBound([uwb]) == nil)
     }
 
     /// The exact posterior's mean distance: from a still device, about the mean of Gaussian

@@ -119,6 +119,25 @@ public struct RangeOnlyPosterior: Sendable {
                                     angle: { atan2(x[$0] - a.x, -(z[$0] - a.z)) })
     }
 
+    /// The posterior's circular mean bearing seen from `a`, radians: `ψ̄ = atan2(Σ wᵢ sin ψᵢ,
+    /// Σ wᵢ cos ψᵢ)` with `ψ = atan2(d_x, −d_z)`, `d = pᵢ − a`, `wᵢ ∝ exp(ℓᵢ)` — the bearing an
+    /// ideal estimator publishes, about which ``bearingStandardDeviation(from:)`` measures its
+    /// spread. `sin ψ = d_x/ρ` and `cos ψ = −d_z/ρ` (`ρ` the horizontal distance), so no arc
+    /// tangent per point. `nil` when no point carries weight off the vertical through `a`.
+    public func meanBearing(from a: Vector3) -> Double? {
+        guard let best = logLikelihood.max() else { return nil }
+        var sinSum = 0.0, cosSum = 0.0
+        for i in x.indices {
+            let dx = x[i] - a.x, minusDz = a.z - z[i]
+            let rho = (dx * dx + minusDz * minusDz).squareRoot()
+            guard rho > 0 else { continue }
+            let w = exp(logLikelihood[i] - best) / rho
+            sinSum += w * dx
+            cosSum += w * minusDz
+        }
+        return sinSum == 0 && cosSum == 0 ? nil : atan2(sinSum, cosSum)
+    }
+
     /// The posterior's mean distance from `a` (metres, world frame): `Σ wᵢ ‖pᵢ − a‖`, `wᵢ ∝ exp(ℓᵢ)`
     /// normalised — the distance an ideal estimator publishes (the posterior mean minimises
     /// the expected squared error).

@@ -35,6 +35,14 @@ public struct EvaluatedUpdate: Sendable {
     /// ``posteriorBearing`` is, until it first falls to the requested angle; the same value as
     /// ``posteriorBearing`` when the two models are the same.
     public var enginesModelPosteriorBearing: Double? = nil
+    /// Where the engine published a `horizontalAngle`, the error of the exact posterior's own
+    /// bearing (``RangeOnlyPosterior/meanBearing(from:)``, seen from the true device position;
+    /// the posterior of ``posteriorBearing``, from every range so far) against the true
+    /// bearing, radians, wrapped: what an ideal estimator that knows the radio's noise would
+    /// have published at the same moment. Computed where ``posteriorBearing``'s posterior is
+    /// followed (a Channel Sounding object that has not moved), at every update with an
+    /// angle, and `nil` elsewhere.
+    public var posteriorAngleError: Double? = nil
     /// The mean distance of the exact posterior under the simulated radio's own noise
     /// (``RangeOnlyPosterior/meanDistance(from:)`` from the true device position, metres):
     /// what an ideal estimator that knows the radio's noise — each range's σ at its signal, its
@@ -261,6 +269,11 @@ public struct ScenarioRun: Sendable {
                         }
                     }
                 }
+                // The exact posterior's own bearing where the engine published an angle.
+                var posteriorAngleError: Double?
+                if est.horizontalAngle != nil, !moved, let p = posterior, let mean = p.meanBearing(from: device.positionInWorld) {
+                    posteriorAngleError = Angle.wrapped(mean - atan2(toObject.x, -toObject.z))
+                }
                 var posteriorDistance: Double?
                 if followDistance {
                     if let r = m.distance, r > 0 {
@@ -282,6 +295,7 @@ public struct ScenarioRun: Sendable {
                                                                worldFromDevice: device.worldFromDevice),
                     trueHeightDifference: truth.y - device.positionInWorld.y, trueVelocity: object.velocity(at: m.timestamp),
                     bearingBound: bound, posteriorBearing: posteriorBearing, enginesModelPosteriorBearing: enginesModelBearing,
+                    posteriorAngleError: posteriorAngleError,
                     posteriorDistance: posteriorDistance, trueDistanceVector: toObject, rawDistance: m.distance,
                     radioBiasMetres: object.ranging == .bluetoothChannelSounding
                         ? scenario.channelSounding.rangeScaleError * toObject.length + scenario.channelSounding.rangeOffset : 0,
@@ -517,6 +531,29 @@ public struct ScenarioRun: Sendable {
             bounds += sums.bounds
         }
         return bounds > 0 ? (errors / bounds).squareRoot() : nil
+    }
+
+    /// `√(Σ e² / Σ b²)` of the exact posterior's bearing (``EvaluatedUpdate/posteriorAngleError``)
+    /// at the updates of `runs` where the engine published an angle and the posterior was
+    /// followed, over the Cramér–Rao bound's RMS there; beside it the engine's own ratio at the
+    /// same updates and how many of its published angles those are. `nil` without such an
+    /// update with a bound.
+    public static func posteriorAngleRMSEOverBound(_ runs: [ScenarioRun]) -> (posterior: Double, engine: Double, updates: Int, of: Int)? {
+        var posteriorErrors = 0.0, engineErrors = 0.0, bounds = 0.0, updates = 0, published = 0
+        for run in runs {
+            for u in run.updates {
+                guard let a = u.estimate.horizontalAngle, let t = u.trueHorizontalAngle else { continue }
+                published += 1
+                guard let e = u.posteriorAngleError, let b = u.bearingBound else { continue }
+                let engine = Angle.wrapped(a - t)
+                posteriorErrors += e * e
+                engineErrors += engine * engine
+                bounds += b * b
+                updates += 1
+            }
+        }
+        guard bounds > 0 else { return nil }
+        return ((posteriorErrors / bounds).squareRoot(), (engineErrors / bounds).squareRoot(), updates, published)
     }
 
     /// Over `runs`, the published angles at `converged` updates, and how many of them were

@@ -135,7 +135,13 @@ public enum ScenarioTargets {
         }
         if coachedChannelSounding.contains(name) {
             let ratio = ScenarioRun.angleRMSEOverBound(runs)
-            check(.channelSounding, "angle RMSE ≤ 1.3 × the bound", ratio.map { String(format: "%.2f ×", $0) } ?? "no angle", ratio.map { $0 <= 1.3 })
+            let exact = ScenarioRun.posteriorAngleRMSEOverBound(runs).map { p in
+                p.updates == p.of ? String(format: "; the exact posterior at the same updates: %.2f ×", p.posterior)
+                    : String(format: "; at the %d of its %d angles where the exact posterior is followed %.2f ×, the exact posterior's %.2f ×",
+                             p.updates, p.of, p.engine, p.posterior)
+            } ?? ""
+            check(.channelSounding, "angle RMSE ≤ 1.3 × the bound", (ratio.map { String(format: "%.2f ×", $0) } ?? "no angle") + exact,
+                  ratio.map { $0 <= 1.3 })
             let (far, converged) = ScenarioRun.convergedAngles(runs, beyond: Angle.radians(degrees: 20))
             check(.channelSounding, "converged more than 20° off on < 0.1 % of updates (≥ \(minimumSeeds) seeds)",
                   "\(far)/\(converged) converged updates", judged ? Double(far) < 0.001 * Double(converged) || far == 0 : nil)
