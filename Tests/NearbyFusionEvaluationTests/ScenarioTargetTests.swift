@@ -74,7 +74,8 @@ struct ScenarioTargetTests {
 
     /// The radio's scale and offset alone, beside a profile's errors: at every update with a
     /// range and a published distance, `|s d + o|` of the true distance — the phase-slope
-    /// radio's `13.7 % d + 0.22 m` — and nothing for a radio whose ranges carry none.
+    /// radio's `13.7 % d + 0.22 m`, phone-to-phone UWB's constant +0.06 m — and nothing for a
+    /// radio whose ranges carry none.
     @Test func aProfilesOwnBiasIsScoredAtTheUpdatesWithARange() {
         let (_, phase) = Self.runs("cs-phase-still", seeds: 1)
         let run = phase[0]
@@ -92,6 +93,11 @@ struct ScenarioTargetTests {
         let (_, rtt) = Self.runs("cs-rtt-still", seeds: 1)
         let rttBias = rtt[0].pairedDistanceErrors.map(\.radioBias)
         #expect(rttBias.allSatisfy { $0 == 0 } && !rttBias.isEmpty)
+        let (_, peer) = Self.runs("peer-uwb-friend-walking", seeds: 1)
+        let peerBias = peer[0].pairedDistanceErrors.map(\.radioBias)
+        #expect(!peerBias.isEmpty && peerBias.allSatisfy { abs($0 - 0.06) < 1e-12 })
+        let (_, tag) = Self.runs("coached-sweep", seeds: 1)
+        #expect(tag[0].pairedDistanceErrors.allSatisfy { $0.radioBias == 0 })
     }
 
     /// A position that no estimator could publish honestly is not judged: a tag 10 m away,

@@ -57,8 +57,9 @@ public struct EvaluatedUpdate: Sendable {
     public var rawDistance: Double?
     /// What the simulated radio's scale error and offset alone make of the true distance `d`
     /// (`ChannelSoundingModel.rangeScaleError`, `.rangeOffset`): `s d + o`, metres, the error a
-    /// range would still carry with every bit of noise, failure and multipath averaged away; 0
-    /// for a UWB object (its simulated ranges carry none).
+    /// range would still carry with every bit of noise, failure and multipath averaged away;
+    /// for a UWB object, its radio's constant offset (`RadioModel.rangeBias`: +0.06 m for
+    /// phone-to-phone UWB while walking, 0 elsewhere).
     public var radioBiasMetres: Double = 0
     /// The engine's mixture moments after this update.
     public var moments: MixtureMoments?
@@ -298,7 +299,8 @@ public struct ScenarioRun: Sendable {
                     posteriorAngleError: posteriorAngleError,
                     posteriorDistance: posteriorDistance, trueDistanceVector: toObject, rawDistance: m.distance,
                     radioBiasMetres: object.ranging == .bluetoothChannelSounding
-                        ? scenario.channelSounding.rangeScaleError * toObject.length + scenario.channelSounding.rangeOffset : 0,
+                        ? scenario.channelSounding.rangeScaleError * toObject.length + scenario.channelSounding.rangeOffset
+                        : scenario.radio.rangeBias,
                     moments: snap.moments, hypothesisCount: snap.hypothesisCount, hypotheses: snap.hypotheses))
             default: break
             }
