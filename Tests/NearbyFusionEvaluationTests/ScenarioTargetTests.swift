@@ -100,6 +100,23 @@ struct ScenarioTargetTests {
         #expect(tag[0].pairedDistanceErrors.allSatisfy { $0.radioBias == 0 })
     }
 
+    /// The angle RMSE over the bound is judged over 50 seeds or more, like the other
+    /// statistical targets, with the exact posterior's ratio at the same updates beside it.
+    @Test func theAngleRMSETargetIsJudgedOverFiftySeedsBesideTheExactPosterior() throws {
+        let coached = ScenarioCatalogue.all.first { $0.name == "cs-coached-step" }!.make
+        let run = ScenarioRun(coached(1), exactPosteriorUntil: Angle.radians(degrees: 10))
+        let ratios = try #require(ScenarioRun.posteriorAngleRMSEOverBound([run]))
+        func check(_ runs: [ScenarioRun]) throws -> TargetCheck {
+            try #require(ScenarioTargets.checks(for: coached(1), runs: runs).first { $0.target.hasPrefix("angle RMSE ≤ 1.3 × the bound") })
+        }
+        let few = try check(Array(repeating: run, count: 3))
+        #expect(few.target == "angle RMSE ≤ 1.3 × the bound (≥ 50 seeds)" && few.verdict == .notJudged)
+        #expect(few.measured == String(format: "%.2f ×; the exact posterior at the same updates: %.2f ×", ratios.engine, ratios.posterior),
+                "\(few.measured)")
+        let many = try check(Array(repeating: run, count: 50))
+        #expect(many.verdict == (ratios.engine <= 1.3 ? .met : .missed))
+    }
+
     /// A position that no estimator could publish honestly is not judged: a tag 10 m away,
     /// ranged over a coached step's few metres, whose height the exact posterior leaves
     /// metres open in every run (`cs-far`), while a coached tag at 3 m comes near.

@@ -140,8 +140,11 @@ public enum ScenarioTargets {
                     : String(format: "; at the %d of its %d angles where the exact posterior is followed %.2f ×, the exact posterior's %.2f ×",
                              p.updates, p.of, p.engine, p.posterior)
             } ?? ""
-            check(.channelSounding, "angle RMSE ≤ 1.3 × the bound", (ratio.map { String(format: "%.2f ×", $0) } ?? "no angle") + exact,
-                  ratio.map { $0 <= 1.3 })
+            // Pooled over a few runs, the ratio is as much the draw's as the engine's (over 20
+            // seeds it spans 0.8–1.5 from one set to the next, the exact posterior's as well):
+            // judged over as many seeds as the other statistical targets.
+            check(.channelSounding, "angle RMSE ≤ 1.3 × the bound (≥ \(minimumSeeds) seeds)",
+                  (ratio.map { String(format: "%.2f ×", $0) } ?? "no angle") + exact, judged ? ratio.map { $0 <= 1.3 } : nil)
             let (far, converged) = ScenarioRun.convergedAngles(runs, beyond: Angle.radians(degrees: 20))
             check(.channelSounding, "converged more than 20° off on < 0.1 % of updates (≥ \(minimumSeeds) seeds)",
                   "\(far)/\(converged) converged updates", judged ? Double(far) < 0.001 * Double(converged) || far == 0 : nil)
