@@ -33,6 +33,9 @@ struct EngineOptions: ParsableArguments {
     @Option(help: ArgumentHelp("How far an acquisition hypothesis's solution may move before its window is linearised afresh, as the fraction of the range σ its curvature over the step may reach; within it each update only adds its own terms. 0 re-solves every hypothesis from the whole window at every update (the exact batch, slower). See FusionOptions.acquisition.relinearisationTolerance.", valueName: "FRACTION"))
     var relinearisation = FusionOptions().acquisition.relinearisationTolerance
 
+    @Option(help: ArgumentHelp("How close to its minimum a still object's acquisition batch solves each hypothesis: it stops once its Gauss–Newton step δ has δᵀAδ below this, the step in the hypothesis's own σ, squared (0.0001, within 1 % of a σ, by default). 0 iterates on until the cost falls by less than 1e-7 nats or the step is below 10 µm (slower; compare with accuracy and bench --solve-tolerance 0). See FusionOptions.acquisition.solveStepTolerance.", valueName: "SQUARED-SIGMAS"))
+    var solveTolerance = FusionOptions().acquisition.solveStepTolerance
+
     @Flag(help: "Step a still object's acquisition batch by Newton's method (the ranges' curvature included) instead of Gauss–Newton: UWB acquisition linearises its window about a quarter less often, its outputs a little different. See FusionOptions.acquisition.stillBatchNewtonSteps.")
     var stillBatchNewton = false
 
@@ -78,6 +81,7 @@ struct EngineOptions: ParsableArguments {
         guard batchDrift.isFinite, batchDrift >= 0 else { throw ValidationError("--batch-drift must be a fraction of the path, 0 or more") }
         guard rangeErrorCorrelation.isFinite, rangeErrorCorrelation >= 0 else { throw ValidationError("--range-error-correlation must be a number of seconds, 0 or more") }
         guard relinearisation.isFinite, relinearisation >= 0 else { throw ValidationError("--relinearisation must be a fraction of the range σ, 0 or more") }
+        guard solveTolerance.isFinite, solveTolerance >= 0 else { throw ValidationError("--solve-tolerance must be a number, 0 or more") }
         guard fusionInterval.isFinite, fusionInterval >= 0 else { throw ValidationError("--fusion-interval must be a number of seconds, 0 or more") }
         guard carrySpeed.isFinite, carrySpeed >= 0 else { throw ValidationError("--carry-speed must be a speed in m/s, 0 or more") }
         if let t = csAngleThreshold, !(t.isFinite && t > 0 && t <= 45) { throw ValidationError("--cs-angle-threshold must be a number of degrees above 0 and at most 45") }
@@ -107,6 +111,7 @@ struct EngineOptions: ParsableArguments {
         o.motion.driftVariancePerMetre = driftVariance
         o.acquisition.vioDriftFraction = batchDrift
         o.acquisition.relinearisationTolerance = relinearisation
+        o.acquisition.solveStepTolerance = solveTolerance
         o.motion.rangeErrorCorrelationSeconds = rangeErrorCorrelation
         o.acquisition.stillBatchNewtonSteps = stillBatchNewton
         o.carry.speed = carrySpeed

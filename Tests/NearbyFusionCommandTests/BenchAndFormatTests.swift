@@ -101,6 +101,17 @@ struct BenchAndFormatTests {
         #expect(entries >= work && again["acquiring"]?["windowEntriesPerUpdate"] == .number(entries))
         #expect(sweep["tracking"]?["windowEntriesPerUpdate"] == nil)
         #expect(text.contains(String(format: "%.2f window passes/update (%.0f entries)", work, entries)), "\(text)")
+        // Its solves stop within 1 % of a σ of their minimum: iterated on to a step of 10 µm
+        // (`--solve-tolerance 0`), the same sweep linearises its window more often; a negative
+        // tolerance is refused.
+        let iterated = try JSONLineParser.parse(TestSupport.run(["bench", "Datasets/coached-sweep.jsonl", "--passes", "1", "--json",
+                                                                 "--solve-tolerance", "0"]).stdout)
+        guard case .number(let iteratedWork)? = iterated["acquiring"]?["windowPassesPerUpdate"] else {
+            Issue.record("no window passes: \(iterated)"); return
+        }
+        #expect(iteratedWork > 1.2 * work, "\(iteratedWork) window passes per update iterated on, \(work) stopped")
+        let negative = try TestSupport.run(["bench", "Datasets/coached-sweep.jsonl", "--solve-tolerance=-1"])
+        #expect(negative.status != 0 && negative.stderr.contains("--solve-tolerance must be a number, 0 or more"), "\(negative.stderr)")
     }
 
     @Test func benchTimesScenariosAndRecordingsInOneTable() throws {

@@ -367,8 +367,9 @@ extension BatchRefinement {
     /// The minimum of `q(x) − Σ_new c log p(e(x))`: a model's quadratic `q` (the entries it
     /// holds, linearised at its point) and the new entries evaluated exactly, by the same
     /// reweighted Gauss–Newton as the solve from the prior (steps capped at 1 m and halved until
-    /// the cost does not rise; stopped when it falls by less than 10⁻⁷ or the step is below
-    /// 10 µm), from the model's point. Each iteration costs only the new entries. With
+    /// the cost does not rise; stopped once `δᵀAδ` of its step falls below
+    /// ``FusionOptions/Acquisition/solveStepTolerance``, or when the cost falls by less than
+    /// 10⁻⁷ or the step is below 10 µm), from the model's point. Each iteration costs only the new entries. With
     /// `δ = x − x̂`: `q(x) = f(x̂) − bᵀδ + ½ δᵀAδ`, its gradient `−(b − Aδ)` and its
     /// Gauss–Newton matrix `A`. `nil` when the normal equations become singular.
     static func minimum(of model: BatchLinearisation, with newEntries: ArraySlice<WindowEntry>, k: Constants) -> Vector3? {
@@ -385,6 +386,7 @@ extension BatchRefinement {
         for _ in 0..<20 {
             guard let inverse = current.a.inverse else { return nil }
             var step = inverse * current.b
+            if current.b.dot(step) < k.options.acquisition.solveStepTolerance { break }
             if step.length > 1 { step = step / step.length }
             var accepted = false
             for _ in 0..<10 {
