@@ -369,8 +369,8 @@ extension BatchRefinement {
     /// reweighted Gauss–Newton as the solve from the prior (steps capped at 1 m and halved until
     /// the cost does not rise; stopped once `δᵀAδ` of its step falls below
     /// ``FusionOptions/Acquisition/solveStepTolerance``, or when the cost falls by less than
-    /// 10⁻⁷ or the step is below 10 µm), from the model's point. Each iteration costs only the new entries. With
-    /// `δ = x − x̂`: `q(x) = f(x̂) − bᵀδ + ½ δᵀAδ`, its gradient `−(b − Aδ)` and its
+    /// 10⁻⁷ or the step is below 10 µm), from the model's point. Each iteration costs only the
+    /// new entries. With `δ = x − x̂`: `q(x) = f(x̂) − bᵀδ + ½ δᵀAδ`, its gradient `−(b − Aδ)` and its
     /// Gauss–Newton matrix `A`. `nil` when the normal equations become singular.
     static func minimum(of model: BatchLinearisation, with newEntries: ArraySlice<WindowEntry>, k: Constants) -> Vector3? {
         func evaluate(_ x: Vector3) -> (cost: Double, a: Matrix3, b: Vector3) {

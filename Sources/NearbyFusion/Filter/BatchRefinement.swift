@@ -506,9 +506,9 @@ import Foundation
 
     /// Step 1 for one hypothesis: the reweighted Gauss–Newton minimisation of `f` from its prior
     /// mean, with a backtracking line search, until the step `δ = A⁻¹ b` has `δᵀAδ = bᵀA⁻¹b`
-    /// below ``FusionOptions/Acquisition/solveStepTolerance`` (within 1 % of a σ by default), or
-    /// the cost falls by less than 10⁻⁷ or the step is below 10 µm; the minimum and the normal equations there, or `nil` when
-    /// they become singular.
+    /// below ``FusionOptions/Acquisition/solveStepTolerance`` (within 1 % of a σ by default),
+    /// or the cost falls by less than 10⁻⁷ or the step is below 10 µm; the minimum and the
+    /// normal equations there, or `nil` when they become singular.
     static func solve(_ h: PositionHypothesis, window: MeasurementWindow, k: Constants, priorInformation: Matrix3)
         -> (Vector3, (a: Matrix3, b: Vector3, logLikelihood: Double, biasGradient: Vector3))? {
         let mu0 = h.priorMeanInWorld

@@ -76,8 +76,8 @@ extension FusionOptions {
         /// in the hypothesis's own σ, squared) below this. 10⁻⁴ stops within 1 % of a σ along
         /// every axis, where the cost is within 5·10⁻⁵ nats of its minimum. 0 iterates on until
         /// the cost falls by less than 10⁻⁷ nats or the step is below 10 µm: reweighted
-        /// Gauss–Newton converges linearly, and over a UWB acquisition about a third of its
-        /// linearisations then go to that last hundredth of a σ.
+        /// Gauss–Newton converges linearly, and about half of a solve's linearisations then go
+        /// to that last hundredth of a σ (compare `bench` with `--solve-tolerance 0`).
         public var solveStepTolerance: Double = 1e-4
         /// What ``relinearisationTolerance`` is multiplied by for the batch of an object that may
         /// move (a peer ranged without directions). Its cost over position and velocity has more
