@@ -366,43 +366,21 @@ extension BatchRefinement {
 
     /// The minimum of `q(x) − Σ_new c log p(e(x))`: a model's quadratic `q` (the entries it
     /// holds, linearised at its point) and the new entries evaluated exactly, by the same
-    /// reweighted Gauss–Newton as the solve from the prior (steps capped at 1 m and halved until
-    /// the cost does not rise; stopped once `δᵀAδ` of its step falls below
-    /// ``FusionOptions/Acquisition/solveStepTolerance``, or when the cost falls by less than
-    /// 10⁻⁷ or the step is below 10 µm), from the model's point. Each iteration costs only the
-    /// new entries. With `δ = x − x̂`: `q(x) = f(x̂) − bᵀδ + ½ δᵀAδ`, its gradient `−(b − Aδ)` and its
-    /// Gauss–Newton matrix `A`. `nil` when the normal equations become singular.
+    /// reweighted Gauss–Newton as the solve from the prior (``BatchRefinement/descend(from:tolerance:_:)``),
+    /// from the model's point. Each iteration costs only the new entries. With `δ = x − x̂`:
+    /// `q(x) = f(x̂) − bᵀδ + ½ δᵀAδ`, its gradient `−(b − Aδ)` and its Gauss–Newton matrix `A`.
+    /// `nil` when the normal equations become singular.
     static func minimum(of model: BatchLinearisation, with newEntries: ArraySlice<WindowEntry>, k: Constants) -> Vector3? {
-        func evaluate(_ x: Vector3) -> (cost: Double, a: Matrix3, b: Vector3) {
+        let end = descend(from: model.point, tolerance: k.options.acquisition.solveStepTolerance) { x in
             var terms = BatchLinearisation()
             terms.point = x
             for e in newEntries { add(e, to: &terms, k: k) }
             let delta = x - model.point
             let cost = model.cost - model.gradient.dot(delta) + 0.5 * model.information.quadraticForm(delta) + terms.cost
-            return (cost, model.information + terms.information, model.gradient - model.information * delta + terms.gradient)
+            return (cost, model.information + terms.information, model.gradient - model.information * delta + terms.gradient, ())
         }
-        var x = model.point
-        var current = evaluate(x)
-        for _ in 0..<20 {
-            guard let inverse = current.a.inverse else { return nil }
-            var step = inverse * current.b
-            if current.b.dot(step) < k.options.acquisition.solveStepTolerance { break }
-            if step.length > 1 { step = step / step.length }
-            var accepted = false
-            for _ in 0..<10 {
-                let next = evaluate(x + step)
-                if next.cost <= current.cost + 1e-9 {
-                    let decrease = current.cost - next.cost
-                    x = x + step
-                    current = next
-                    accepted = decrease > 1e-7 && step.length > 1e-5
-                    break
-                }
-                step = 0.5 * step
-            }
-            if !accepted { break }
-        }
-        return x.isFinite ? x : nil
+        guard let (x, _) = end, x.isFinite else { return nil }
+        return x
     }
 
     /// A reach tolerance `τ` scaled to a hypothesis holding `w` of the weight: `τ √(0.01/w)`

@@ -505,35 +505,46 @@ import Foundation
     }
 
     /// Step 1 for one hypothesis: the reweighted Gauss–Newton minimisation of `f` from its prior
-    /// mean, with a backtracking line search, until the step `δ = A⁻¹ b` has `δᵀAδ = bᵀA⁻¹b`
-    /// below ``FusionOptions/Acquisition/solveStepTolerance`` (within 1 % of a σ by default),
-    /// or the cost falls by less than 10⁻⁷ or the step is below 10 µm; the minimum and the
-    /// normal equations there, or `nil` when they become singular.
+    /// mean (``descend(from:tolerance:_:)``); the minimum and the normal equations there, or
+    /// `nil` when they become singular.
     static func solve(_ h: PositionHypothesis, window: MeasurementWindow, k: Constants, priorInformation: Matrix3)
         -> (Vector3, (a: Matrix3, b: Vector3, logLikelihood: Double, biasGradient: Vector3))? {
         let mu0 = h.priorMeanInWorld
-        func cost(_ x: Vector3, _ logLikelihood: Double) -> Double {
-            0.5 * priorInformation.quadraticForm(x - mu0) - logLikelihood
+        return descend(from: mu0, tolerance: k.options.acquisition.solveStepTolerance) { x in
+            let l = linearise(at: x, window: window, k: k, priorInformation: priorInformation, priorMean: mu0)
+            return (0.5 * priorInformation.quadraticForm(x - mu0) - l.logLikelihood, l.a, l.b, l)
         }
-        var x = mu0
-        var current = linearise(at: x, window: window, k: k, priorInformation: priorInformation, priorMean: mu0)
-        var f = cost(x, current.logLikelihood)
+    }
+
+    /// The reweighted Gauss–Newton of the still batch, from `start` (world frame, metres), with
+    /// `evaluate(x)` giving the cost `f(x)`, its Gauss–Newton matrix `A` and `b = −∇f` there
+    /// (and what else the caller keeps of the point): steps `δ = A⁻¹ b`, capped at 1 m and
+    /// halved (up to ten times) until the cost does not rise; at most 20 of them, stopped
+    /// once `δᵀAδ = bᵀA⁻¹b` is below `tolerance` (``FusionOptions/Acquisition/solveStepTolerance``:
+    /// within 1 % of a σ by default), or when an accepted step lowers the cost by less than
+    /// 10⁻⁷ or is below 10 µm, or no halving lowers it. The last point and its evaluation;
+    /// `nil` when `A` becomes singular. The solve from the prior and a kept model's minimum
+    /// with new entries (``minimum(of:with:k:)``) both run it.
+    @inline(__always)
+    static func descend<Kept>(from start: Vector3, tolerance: Double,
+                              _ evaluate: (Vector3) -> (cost: Double, a: Matrix3, b: Vector3, kept: Kept))
+        -> (Vector3, Kept)? {
+        var x = start
+        var current = evaluate(x)
         for _ in 0..<20 {
             guard let inverse = current.a.inverse else { return nil }
             var step = inverse * current.b
-            if current.b.dot(step) < k.options.acquisition.solveStepTolerance { break }
+            if current.b.dot(step) < tolerance { break }
             let n = step.length
             if n > 1 { step = step / n }
             var accepted = false
             for _ in 0..<10 {
                 let candidate = x + step
-                let next = linearise(at: candidate, window: window, k: k, priorInformation: priorInformation, priorMean: mu0)
-                let fNext = cost(candidate, next.logLikelihood)
-                if fNext <= f + 1e-9 {
+                let next = evaluate(candidate)
+                if next.cost <= current.cost + 1e-9 {
+                    let decrease = current.cost - next.cost
                     x = candidate
                     current = next
-                    let decrease = f - fNext
-                    f = fNext
                     accepted = decrease > 1e-7 && step.length > 1e-5
                     break
                 }
@@ -541,6 +552,6 @@ import Foundation
             }
             if !accepted { break }
         }
-        return (x, current)
+        return (x, current.kept)
     }
 }
