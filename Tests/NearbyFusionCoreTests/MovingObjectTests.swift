@@ -322,10 +322,10 @@ struct MovingObjectTests {
     /// (`peer-uwb-friend-walking` seed 94, at 20.9 s): a hypothesis settled on its kept
     /// model can be carried into another basin by ranges whose errors last for seconds, and
     /// its weight then falls by nats per update. Pruned on that word, the hypotheses beside
-    /// the peer went within three updates and the bank ended on the mirror side, 35 m off
-    /// with a covariance of 2 m (final NEES 155,000). Re-solved after every two nats of
-    /// decline, it ends as the exact batch, re-solved at every update, does: both sides
-    /// still held, the error inside the covariance.
+    /// the peer go and the bank ends far outside its covariance (final NEES 14,500 with
+    /// ``MovingLinearisation/weightFallBeforeResolving`` infinite). Re-solved after every two
+    /// nats of decline, its error ends inside the covariance, as the exact batch's, re-solved
+    /// at every update, does.
     @Test func aHypothesisIsPrunedOnlyOnTheWordOfFreshSolutions() throws {
         let scenario = ScenarioCatalogue.phoneToPhonePeer(seed: 94, bothWalking: false)
         let kept = ScenarioRun(scenario)
