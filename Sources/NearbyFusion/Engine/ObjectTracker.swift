@@ -83,6 +83,8 @@ struct ObjectTracker: Sendable {
     var considersRangeBias = false
     /// The published distance of a Channel Sounding object (`DistanceSmoother`).
     var distanceSmoother = DistanceSmoother()
+    /// The published distance of a peer not located yet (`RangeSpikeGuard`).
+    var spikeGuard = RangeSpikeGuard()
     /// Changes whenever the position estimate starts over (a reset, a first range, a
     /// re-tiled bank): the smoother does not read its jump as motion.
     var estimateGeneration = 0
@@ -219,6 +221,7 @@ struct ObjectTracker: Sendable {
     mutating func remove() {
         resetEstimate()
         distanceSmoother = DistanceSmoother()
+        spikeGuard = RangeSpikeGuard()
         carryOrigin = nil
         removed = true
         lastUsableRangeTime = nil

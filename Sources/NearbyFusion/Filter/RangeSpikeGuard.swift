@@ -1,0 +1,146 @@
+/// The `distance` a UWB peer publishes until its estimate converges: the radio's range as
+/// given, unless it breaks the trend of the ranges kept before it — then the trend's value in
+/// its place.
+///
+/// Phone-to-phone UWB between walking people errs slowly (errors correlated over seconds: a
+/// few centimetres from one range to the next at 10 Hz) and now and then far: a body or a
+/// wall adds 0.2–0.6 m to a range. No smoothing takes out what lasts — an average over less
+/// than the errors' correlation time keeps them, and a longer one lags a walker —, so what is
+/// published follows the ranges as given and sets aside only what they themselves call an
+/// outlier.
+///
+/// - **Trend**: the Theil–Sen line through the last ``trendRanges`` ranges kept `(tᵢ, rᵢ)`,
+///   read at the new range's time `t`: slope `b = median_{i<j} (rⱼ − rᵢ)/(tⱼ − tᵢ)`, value
+///   `r̂ = median_i (rᵢ + b (t − tᵢ))`. A walker's range rate and the slow error are in the
+///   line; a range set aside is not.
+/// - **Scale**: `σ̂ = median_k |d_k| / 0.6745` over the last ``scaleSamples`` residuals
+///   `d = r − r̂` (a normal error's median absolute value is 0.6745 σ; the outliers among the
+///   residuals move the median little while they are fewer than half), the configured range σ
+///   until ``minimumScaleSamples`` residuals have come.
+/// - **Test**: a range with `|d| > k σ̂` (`k` = ``threshold``) is set aside, and `r̂` (at least
+///   0) is published in its place — unless it is the ``levelShiftRanges``-th in a row on the
+///   same side of the trend: ranges that agree to leave it show a new level (the peer stepped
+///   behind a wall), so the trend starts afresh on them and this range is published as given.
+/// - **Stale repeats** (`ObjectTracker.isStaleRepeat(_:)`) are no new range: the last value
+///   published is published again, and nothing joins the trend.
+/// - A gap of more than ``maximumGapSeconds`` since the last range kept, or a clock that ran
+///   back, starts the trend afresh; until it holds three ranges, they are published as given.
+///
+/// While the ranges keep to their trend the published distance is the range itself: no lag.
+/// Nothing is allocated: the ranges and residuals are kept in fixed rings.
+@_spi(Internals) public struct RangeSpikeGuard: Sendable {
+    /// `k`: how many σ̂ a range's residual may reach before it is set aside.
+    public static let threshold = 3.5
+    /// A gap after which the trend starts again, seconds.
+    public static let maximumGapSeconds = 1.0
+    /// How many ranges set aside in a row on one side of the trend show a new level.
+    public static let levelShiftRanges = 3
+    /// How many recent ranges the trend is fitted to.
+    static let trendRanges = 7
+    /// How many residuals the scale is the median of, and how many it needs.
+    static let scaleSamples = 15
+    static let minimumScaleSamples = 5
+
+    /// The recent fresh ranges, a ring of ``trendRanges``: times (seconds) and ranges (metres).
+    var times = InlineArray<7, Double>(repeating: 0), ranges = InlineArray<7, Double>(repeating: 0)
+    var rangeCount = 0, nextRange = 0
+    /// The ranges set aside in a row, all on one side of the trend (`setAsideSide`, ±1), up to
+    /// ``levelShiftRanges`` − 1 of them.
+    var setAsideTimes = InlineArray<2, Double>(repeating: 0), setAsideRanges = InlineArray<2, Double>(repeating: 0)
+    var setAsideCount = 0, setAsideSide = 0.0
+    /// The last distance published, metres.
+    var lastPublished: Double?
+    /// The last residuals `|d|` (metres), a ring of ``scaleSamples``, and how many it holds.
+    var residuals = InlineArray<15, Double>(repeating: 0)
+    var residualCount = 0, nextResidual = 0
+
+    public init() {}
+
+    /// The median of the first `n` values of `values` (sorted in place).
+    static func median<let N: Int>(_ values: inout InlineArray<N, Double>, count n: Int) -> Double {
+        guard n > 0 else { return 0 }
+        for i in 1..<n {
+            let value = values[i]
+            var j = i
+            while j > 0 && values[j - 1] > value {
+                values[j] = values[j - 1]
+                j -= 1
+            }
+            values[j] = value
+        }
+        return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2])
+    }
+
+    /// The Theil–Sen line through the ranges kept, read at `t`: slope `b = median over pairs of
+    /// (rⱼ − rᵢ)/(tⱼ − tᵢ)`, value `median(rᵢ + b (t − tᵢ))`.
+    func trend(at t: Double) -> Double {
+        var slopes = InlineArray<21, Double>(repeating: 0)
+        var pairs = 0
+        for i in 0..<rangeCount {
+            // (Ranges within a microsecond of each other give no slope.)
+            for j in (i + 1)..<max(rangeCount, i + 1) where abs(times[j] - times[i]) > 1e-6 {
+                slopes[pairs] = (ranges[j] - ranges[i]) / (times[j] - times[i])
+                pairs += 1
+            }
+        }
+        let slope = pairs > 0 ? Self.median(&slopes, count: pairs) : 0
+        var values = InlineArray<7, Double>(repeating: 0)
+        for i in 0..<rangeCount { values[i] = ranges[i] + slope * (t - times[i]) }
+        return Self.median(&values, count: rangeCount)
+    }
+
+    /// The distance to publish for the radio's `range` (metres, `nil`: none) at `t` (seconds);
+    /// `nil` when there is no finite range.
+    /// - Parameters:
+    ///   - isStaleRepeat: the range repeats the last one as no new measurement.
+    ///   - configuredSigma: the range σ in use, metres: the scale until the ranges give their own.
+    public mutating func publish(range: Double?, at t: Double, isStaleRepeat: Bool, configuredSigma: Double) -> Double? {
+        guard let r = range, r.isFinite else { return nil }
+        if isStaleRepeat { return lastPublished ?? r }
+        let newest = (nextRange + Self.trendRanges - 1) % Self.trendRanges
+        if rangeCount > 0 && !(t >= times[newest] && t - times[newest] <= Self.maximumGapSeconds) {
+            rangeCount = 0
+            nextRange = 0
+            setAsideCount = 0
+        }
+        if rangeCount >= 3, case let predicted = trend(at: t), predicted.isFinite {
+            let residual = r - predicted
+            var sigma = configuredSigma
+            if residualCount >= Self.minimumScaleSamples {
+                var copy = residuals
+                sigma = Self.median(&copy, count: residualCount) / 0.6745
+            }
+            residuals[nextResidual] = abs(residual)
+            nextResidual = (nextResidual + 1) % Self.scaleSamples
+            residualCount = min(residualCount + 1, Self.scaleSamples)
+            if abs(residual) > Self.threshold * sigma {
+                let side: Double = residual > 0 ? 1 : -1
+                if side != setAsideSide { setAsideCount = 0 }
+                setAsideSide = side
+                if setAsideCount < Self.levelShiftRanges - 1 {
+                    setAsideTimes[setAsideCount] = t
+                    setAsideRanges[setAsideCount] = r
+                    setAsideCount += 1
+                    lastPublished = max(predicted, 0)
+                    return lastPublished
+                }
+                // The third in a row on one side: a new level, the trend started afresh on these.
+                rangeCount = 0
+                nextRange = 0
+                for i in 0..<setAsideCount {
+                    times[nextRange] = setAsideTimes[i]
+                    ranges[nextRange] = setAsideRanges[i]
+                    nextRange += 1
+                    rangeCount += 1
+                }
+            }
+        }
+        setAsideCount = 0
+        times[nextRange] = t
+        ranges[nextRange] = r
+        nextRange = (nextRange + 1) % Self.trendRanges
+        rangeCount = min(rangeCount + 1, Self.trendRanges)
+        lastPublished = r
+        return r
+    }
+}
