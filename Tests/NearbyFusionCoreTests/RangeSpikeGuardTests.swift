@@ -10,20 +10,23 @@ import TestHelpers
 @Suite("a peer's published distance before it is located")
 struct RangeSpikeGuardTests {
     /// Ranges at 10 Hz for `seconds` to a peer whose true distance is `truth(t)`, with
-    /// phone-to-phone UWB's slow error (AR(1), σ `sigma`, correlation time 2.5 s; seeded) plus
-    /// `excess(t)`. Returns `(truth, raw, published)` per range.
-    static func run(seconds: Double, seed: UInt64, sigma: Double = 0.11, truth: (Double) -> Double,
-                    excess: (Double) -> Double = { _ in 0 }, stale: (Double) -> Bool = { _ in false })
+    /// phone-to-phone UWB's slow error (AR(1), σ `sigma`, correlation time 2.5 s; 0: white;
+    /// seeded) plus `excess(t)`, at the times `ranged(t)` allows. Returns `(truth, raw,
+    /// published)` per range.
+    static func run(seconds: Double, seed: UInt64, sigma: Double = 0.11, correlationSeconds: Double = 2.5, truth: (Double) -> Double,
+                    excess: (Double) -> Double = { _ in 0 }, stale: (Double) -> Bool = { _ in false },
+                    ranged: (Double) -> Bool = { _ in true })
         -> [(t: Double, truth: Double, raw: Double, published: Double)] {
         var guardian = RangeSpikeGuard()
         var noise = NoiseStream(seed: seed, source: "range-spike-guard-test")
-        let phi = exp(-0.1 / 2.5)
+        let phi = correlationSeconds > 0 ? exp(-0.1 / correlationSeconds) : 0
         var error = noise.gaussian(standardDeviation: sigma)
         var out: [(t: Double, truth: Double, raw: Double, published: Double)] = []
         var last: Double?
         for k in 0..<Int(seconds * 10) {
             let t = Double(k) * 0.1
             error = phi * error + (1 - phi * phi).squareRoot() * noise.gaussian(standardDeviation: sigma)
+            guard ranged(t) else { continue }
             let isStale = stale(t) && last != nil
             let z = isStale ? last! : truth(t) + error + excess(t)
             last = z
@@ -61,6 +64,29 @@ struct RangeSpikeGuardTests {
         #expect(othersChanged <= others / 50, "\(othersChanged) of \(others) other ranges changed")
         let rawP95 = Statistics.quantile(otherRaw, 0.95)!, publishedP95 = Statistics.quantile(otherPublished, 0.95)!
         #expect(publishedP95 <= rawP95 + 0.01, "p95 \(publishedP95) m against \(rawP95) m")
+    }
+
+    /// A radio whose errors are white (σ 0.1 m, no spikes), a friend walking toward the user
+    /// and away, and a gap of 1.5 s every 3 s, so that the trend starts afresh ten times a run:
+    /// over twenty seeds, 99 % of the ranges are published as given and the published errors'
+    /// p95 and p99 lie within 2 mm of the raw ranges'. (Tested from a line through three
+    /// ranges, the first ranges after each start were set aside too often: p99 5 mm above.)
+    @Test func aWhiteRadiosRangesAreLeftAsTheyAre() {
+        var raw: [Double] = [], published: [Double] = []
+        var changed = 0
+        for seed: UInt64 in 1...20 {
+            let updates = Self.run(seconds: 30, seed: seed, sigma: 0.1, correlationSeconds: 0, truth: { 8 + 4 * sin(0.3 * $0) },
+                                   ranged: { $0.truncatingRemainder(dividingBy: 3) < 1.5 })
+            for u in updates {
+                raw.append(abs(u.raw - u.truth))
+                published.append(abs(u.published - u.truth))
+                if u.published != u.raw { changed += 1 }
+            }
+        }
+        func q(_ v: [Double], _ p: Double) -> Double { Statistics.quantile(v, p)! }
+        #expect(changed <= raw.count / 100, "\(changed) of \(raw.count) changed")
+        #expect(q(published, 0.95) <= q(raw, 0.95) + 0.002, "p95 \(q(published, 0.95)) m against \(q(raw, 0.95)) m")
+        #expect(q(published, 0.99) <= q(raw, 0.99) + 0.002, "p99 \(q(published, 0.99)) m against \(q(raw, 0.99)) m")
     }
 
     /// The peer steps behind a wall at 10 s and its ranges stay 0.5 m long: the first of them

@@ -24,13 +24,15 @@
 /// - **Stale repeats** (`ObjectTracker.isStaleRepeat(_:)`) are no new range: the last value
 ///   published is published again, and nothing joins the trend.
 /// - A gap of more than ``maximumGapSeconds`` since the last range kept, or a clock that ran
-///   back, starts the trend afresh; until it holds three ranges, they are published as given.
+///   back, starts the trend afresh; until it holds ``trendRanges`` ranges, they are published as
+///   given (a line through fewer extrapolates with an error near a white radio's own noise, and
+///   would set aside good ranges).
 ///
 /// While the ranges keep to their trend the published distance is the range itself: no lag.
 /// Nothing is allocated: the ranges and residuals are kept in fixed rings.
 @_spi(Internals) public struct RangeSpikeGuard: Sendable {
     /// `k`: how many σ̂ a range's residual may reach before it is set aside.
-    public static let threshold = 3.5
+    public static let threshold = 4.0
     /// A gap after which the trend starts again, seconds.
     public static let maximumGapSeconds = 1.0
     /// How many ranges set aside in a row on one side of the trend show a new level.
@@ -103,7 +105,7 @@
             nextRange = 0
             setAsideCount = 0
         }
-        if rangeCount >= 3, case let predicted = trend(at: t), predicted.isFinite {
+        if rangeCount == Self.trendRanges, case let predicted = trend(at: t), predicted.isFinite {
             let residual = r - predicted
             var sigma = configuredSigma
             if residualCount >= Self.minimumScaleSamples {
