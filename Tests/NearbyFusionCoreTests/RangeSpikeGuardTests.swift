@@ -69,8 +69,8 @@ struct RangeSpikeGuardTests {
     /// A radio whose errors are white (σ 0.1 m, no spikes), a friend walking toward the user
     /// and away, and a gap of 1.5 s every 3 s, so that the trend starts afresh ten times a run:
     /// over twenty seeds, 99 % of the ranges are published as given and the published errors'
-    /// p95 and p99 lie within 2 mm of the raw ranges'. (Tested from a line through three
-    /// ranges, the first ranges after each start were set aside too often: p99 5 mm above.)
+    /// p95 and p99 lie within 2 mm of the raw ranges'. (A line through three ranges would set
+    /// the first ranges after each start aside too often: p99 5 mm above theirs.)
     @Test func aWhiteRadiosRangesAreLeftAsTheyAre() {
         var raw: [Double] = [], published: [Double] = []
         var changed = 0
