@@ -184,14 +184,5 @@ import Foundation
 
     /// The median of the first `n` (1…8) values (the mean of the two middle ones when `n` is
     /// even: of eight, the 4th and 5th smallest), by an insertion sort on the stack.
-    public static func median(_ v: SIMD8<Double>, count n: Int = 8) -> Double {
-        var s = v
-        for i in 1..<n {
-            let x = s[i]
-            var j = i - 1
-            while j >= 0 && s[j] > x { s[j + 1] = s[j]; j -= 1 }
-            s[j + 1] = x
-        }
-        return n % 2 == 1 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2])
-    }
+    public static func median(_ v: SIMD8<Double>, count n: Int = 8) -> Double { laneMedian(v, count: n) }
 }

@@ -43,40 +43,27 @@
     static let scaleSamples = 15
     static let minimumScaleSamples = 5
 
-    /// The recent fresh ranges, a ring of ``trendRanges``: times (seconds) and ranges (metres).
-    var times = InlineArray<7, Double>(repeating: 0), ranges = InlineArray<7, Double>(repeating: 0)
+    /// The recent fresh ranges, a ring of ``trendRanges`` (in the first seven lanes): times
+    /// (seconds) and ranges (metres).
+    var times = SIMD8<Double>(), ranges = SIMD8<Double>()
     var rangeCount = 0, nextRange = 0
     /// The ranges set aside in a row, all on one side of the trend (`setAsideSide`, ±1), up to
     /// ``levelShiftRanges`` − 1 of them.
-    var setAsideTimes = InlineArray<2, Double>(repeating: 0), setAsideRanges = InlineArray<2, Double>(repeating: 0)
+    var setAsideTimes = SIMD2<Double>(), setAsideRanges = SIMD2<Double>()
     var setAsideCount = 0, setAsideSide = 0.0
     /// The last distance published, metres.
     var lastPublished: Double?
-    /// The last residuals `|d|` (metres), a ring of ``scaleSamples``, and how many it holds.
-    var residuals = InlineArray<15, Double>(repeating: 0)
+    /// The last residuals `|d|` (metres), a ring of ``scaleSamples`` (in the first fifteen
+    /// lanes), and how many it holds.
+    var residuals = SIMD16<Double>()
     var residualCount = 0, nextResidual = 0
 
     public init() {}
 
-    /// The median of the first `n` values of `values` (sorted in place).
-    static func median<let N: Int>(_ values: inout InlineArray<N, Double>, count n: Int) -> Double {
-        guard n > 0 else { return 0 }
-        for i in 1..<n {
-            let value = values[i]
-            var j = i
-            while j > 0 && values[j - 1] > value {
-                values[j] = values[j - 1]
-                j -= 1
-            }
-            values[j] = value
-        }
-        return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2])
-    }
-
     /// The Theil–Sen line through the ranges kept, read at `t`: slope `b = median over pairs of
     /// (rⱼ − rᵢ)/(tⱼ − tᵢ)`, value `median(rᵢ + b (t − tᵢ))`.
     func trend(at t: Double) -> Double {
-        var slopes = InlineArray<21, Double>(repeating: 0)
+        var slopes = SIMD32<Double>()
         var pairs = 0
         for i in 0..<rangeCount {
             // (Ranges within a microsecond of each other give no slope.)
@@ -85,10 +72,10 @@
                 pairs += 1
             }
         }
-        let slope = pairs > 0 ? Self.median(&slopes, count: pairs) : 0
-        var values = InlineArray<7, Double>(repeating: 0)
+        let slope = pairs > 0 ? laneMedian(slopes, count: pairs) : 0
+        var values = SIMD8<Double>()
         for i in 0..<rangeCount { values[i] = ranges[i] + slope * (t - times[i]) }
-        return Self.median(&values, count: rangeCount)
+        return laneMedian(values, count: rangeCount)
     }
 
     /// The distance to publish for the radio's `range` (metres, `nil`: none) at `t` (seconds);
@@ -109,8 +96,7 @@
             let residual = r - predicted
             var sigma = configuredSigma
             if residualCount >= Self.minimumScaleSamples {
-                var copy = residuals
-                sigma = Self.median(&copy, count: residualCount) / 0.6745
+                sigma = laneMedian(residuals, count: residualCount) / 0.6745
             }
             residuals[nextResidual] = abs(residual)
             nextResidual = (nextResidual + 1) % Self.scaleSamples

@@ -1,0 +1,16 @@
+/// The median of the first `n` lanes of `v` (the mean of the two middle ones when `n` is even:
+/// of eight, the 4th and 5th smallest), by an insertion sort of a copy on the stack — for the
+/// few values the engine's robust tests take a median of, with nothing allocated. 0 when
+/// `n < 1`; `n` at most `v.scalarCount`.
+@inline(__always)
+func laneMedian<V: SIMD>(_ v: V, count n: Int) -> Double where V.Scalar == Double {
+    guard n > 0 else { return 0 }
+    var s = v
+    for i in 1..<n {
+        let x = s[i]
+        var j = i - 1
+        while j >= 0 && s[j] > x { s[j + 1] = s[j]; j -= 1 }
+        s[j + 1] = x
+    }
+    return n % 2 == 1 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2])
+}
