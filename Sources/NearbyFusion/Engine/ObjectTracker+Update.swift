@@ -124,8 +124,8 @@ extension ObjectTracker {
         publish(into: &estimate, at: t, pose: devicePose, antennaInWorld: antennaInWorld, context: context, options: options)
         if ranging == .bluetoothChannelSounding {
             publishChannelSoundingDistance(into: &estimate, at: t, raw: rawDistance, isStaleRepeat: stale, context: context)
-        } else if mayMove, estimate.worldTransform == nil, let r = rawDistance, r <= options.coaching.maximumRange {
-            // A peer not located yet: its range, an outlier of the ranges' own trend set aside
+        } else if estimate.worldTransform == nil, let r = rawDistance, r <= options.coaching.maximumRange {
+            // Not located yet: its range, a late outlier of the ranges' own trend set aside
             // (`RangeSpikeGuard`).
             let sigma = (options.rangeVariance(measured: r) * rangeVarianceScale).squareRoot()
             estimate.distance = spikeGuard.publish(range: r, at: t, isStaleRepeat: stale, configuredSigma: sigma)

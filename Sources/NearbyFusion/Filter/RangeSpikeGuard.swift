@@ -1,13 +1,16 @@
-/// The `distance` a UWB peer publishes until its estimate converges: the radio's range as
-/// given, unless it breaks the trend of the ranges kept before it — then the trend's value in
-/// its place.
+/// The `distance` a UWB object publishes until it is located (no `worldTransform` yet): the
+/// radio's range as given, unless it breaks the trend of the ranges kept before it — then the
+/// trend's value in its place.
 ///
-/// Phone-to-phone UWB between walking people errs slowly (errors correlated over seconds: a
-/// few centimetres from one range to the next at 10 Hz) and now and then far: a body or a
-/// wall adds 0.2–0.6 m to a range. No smoothing takes out what lasts — an average over less
-/// than the errors' correlation time keeps them, and a longer one lags a walker —, so what is
-/// published follows the ranges as given and sets aside only what they themselves call an
-/// outlier.
+/// A UWB range errs long when it errs far: the receiver missed the first path (a body, a wall,
+/// a floor in the way) and timed a later reflection, 0.2–2 m further. Before an object is
+/// located nothing but its ranges says what its distance is — an accessory not located yet,
+/// a watch ranged without directions for half a minute, a phone-to-phone peer that never is —,
+/// and phone-to-phone UWB between walking people errs slowly as well (errors correlated over
+/// seconds: a few centimetres from one range to the next at 10 Hz). No smoothing takes out
+/// what lasts — an average over less than the errors' correlation time keeps them, and a
+/// longer one lags a walker —, so what is published follows the ranges as given and sets
+/// aside only what they themselves call an outlier.
 ///
 /// - **Trend**: the Theil–Sen line through the last ``trendRanges`` ranges kept `(tᵢ, rᵢ)`,
 ///   read at the new range's time `t`: slope `b = median_{i<j} (rⱼ − rᵢ)/(tⱼ − tᵢ)`, value
@@ -17,10 +20,14 @@
 ///   `d = r − r̂` (a normal error's median absolute value is 0.6745 σ; the outliers among the
 ///   residuals move the median little while they are fewer than half), the configured range σ
 ///   until ``minimumScaleSamples`` residuals have come.
-/// - **Test**: a range with `|d| > k σ̂` (`k` = ``threshold``) is set aside, and `r̂` (at least
-///   0) is published in its place — unless it is the ``levelShiftRanges``-th in a row on the
-///   same side of the trend: ranges that agree to leave it show a new level (the peer stepped
-///   behind a wall), so the trend starts afresh on them and this range is published as given.
+/// - **Long**: a range with `d > k σ̂` (`k` = ``threshold``) is set aside, and `r̂` (at least
+///   0) is published in its place — unless it is the ``levelShiftRanges``-th in a row: ranges
+///   that agree to leave the trend show a new level (the peer stepped behind a wall), so the
+///   trend starts afresh on them and this range is published as given.
+/// - **Short**: a range with `d < −k σ̂` is published as given and the trend starts afresh on
+///   it: the ranges the trend holds came late (a session that starts behind an obstacle),
+///   this one did not. A line built on late ranges would otherwise set the first good ones
+///   aside.
 /// - **Stale repeats** (`ObjectTracker.isStaleRepeat(_:)`) are no new range: the last value
 ///   published is published again, and nothing joins the trend.
 /// - A gap of more than ``maximumGapSeconds`` since the last range kept, or a clock that ran
@@ -35,7 +42,7 @@
     public static let threshold = 4.0
     /// A gap after which the trend starts again, seconds.
     public static let maximumGapSeconds = 1.0
-    /// How many ranges set aside in a row on one side of the trend show a new level.
+    /// How many long ranges set aside in a row show a new level.
     public static let levelShiftRanges = 3
     /// How many recent ranges the trend is fitted to.
     static let trendRanges = 7
@@ -47,10 +54,10 @@
     /// (seconds) and ranges (metres).
     var times = SIMD8<Double>(), ranges = SIMD8<Double>()
     var rangeCount = 0, nextRange = 0
-    /// The ranges set aside in a row, all on one side of the trend (`setAsideSide`, ±1), up to
+    /// The long ranges set aside in a row, up to
     /// ``levelShiftRanges`` − 1 of them.
     var setAsideTimes = SIMD2<Double>(), setAsideRanges = SIMD2<Double>()
-    var setAsideCount = 0, setAsideSide = 0.0
+    var setAsideCount = 0
     /// The last distance published, metres.
     var lastPublished: Double?
     /// The last residuals `|d|` (metres), a ring of ``scaleSamples`` (in the first fifteen
@@ -101,10 +108,12 @@
             residuals[nextResidual] = abs(residual)
             nextResidual = (nextResidual + 1) % Self.scaleSamples
             residualCount = min(residualCount + 1, Self.scaleSamples)
-            if abs(residual) > Self.threshold * sigma {
-                let side: Double = residual > 0 ? 1 : -1
-                if side != setAsideSide { setAsideCount = 0 }
-                setAsideSide = side
+            if residual < -Self.threshold * sigma {
+                // Far short of the trend: the ranges the trend holds came late (a first path
+                // missed), this one did not. The trend starts afresh on it.
+                rangeCount = 0
+                nextRange = 0
+            } else if residual > Self.threshold * sigma {
                 if setAsideCount < Self.levelShiftRanges - 1 {
                     setAsideTimes[setAsideCount] = t
                     setAsideRanges[setAsideCount] = r
@@ -112,7 +121,7 @@
                     lastPublished = max(predicted, 0)
                     return lastPublished
                 }
-                // The third in a row on one side: a new level, the trend started afresh on these.
+                // The third in a row: a new level, the trend started afresh on these.
                 rangeCount = 0
                 nextRange = 0
                 for i in 0..<setAsideCount {
