@@ -13,8 +13,11 @@ struct Accuracy: ParsableCommand {
         Runs each built-in scenario with seeds 1…N (or from --first-seed on) through the engine in memory and prints, per \
         scenario: horizontalAngle error (median, p95, over every published angle), worldTransform \
         position error (median, p95), time of first convergence (median, max, and how many runs \
-        never converged), the worst horizontal-angle error at a `converged` update, and the mean \
-        NEES of the final position (3 is ideal). Objects that move get a second table, which \
+        never converged), the worst horizontal-angle error at a `converged` update, the mean \
+        NEES of the final position (3 is ideal), and the p95 error of the published distance \
+        against the raw ranges' at the updates with a range before a worldTransform is published \
+        (where the distance is the ranges' own, late spikes set aside, or for a Channel Sounding \
+        tag its ranges smoothed). Objects that move get a second table, which \
         times the first angle and the report of `moving`, measures stale transforms, velocity \
         errors and status changes, and scores the published `motion` against the true velocity \
         (the share of updates said `moving` while the object moves and `stationary` while it \
@@ -145,8 +148,8 @@ struct Accuracy: ParsableCommand {
             return
         }
         if !rows.isEmpty {
-            print("| scenario | angle err median ° | angle err p95 ° | position err median m | position err p95 m | first converged median s | max s | never | worst angle err when converged ° | mean NEES |")
-            print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+            print("| scenario | angle err median ° | angle err p95 ° | position err median m | position err p95 m | first converged median s | max s | never | worst angle err when converged ° | mean NEES | distance err before a worldTransform, p95 m: raw | published |")
+            print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
             rows.forEach { print($0.markdown) }
         }
         if !motionRows.isEmpty {
@@ -253,6 +256,7 @@ struct Accuracy: ParsableCommand {
     /// The first table's row: every scenario.
     static func accuracyRow(_ name: String, _ runs: [ScenarioRun]) -> TableRow {
         var angleErrors: [Double] = [], positionErrors: [Double] = [], converged: [Double] = [], nees: [Double] = []
+        var rawBeforeLocated: [Double] = [], publishedBeforeLocated: [Double] = []
         var never = 0
         var worst = 0.0
         for run in runs {
@@ -261,6 +265,10 @@ struct Accuracy: ParsableCommand {
             if let t = run.firstConvergedTime { converged.append(t) } else { never += 1 }
             worst = max(worst, run.worstConvergedAngleError)
             if let n = run.finalNEES { nees.append(n) }
+            for pair in run.pairedDistanceErrorsBeforeLocated {
+                rawBeforeLocated.append(pair.raw)
+                publishedBeforeLocated.append(pair.published)
+            }
         }
         func degrees(_ x: Double?) -> Cell { .figure(x.map { Angle.degrees(radians: $0) }, digits: 2) }
         return TableRow(name: name, cells: [
@@ -273,6 +281,8 @@ struct Accuracy: ParsableCommand {
             ("runsNeverConverged", .fraction(never, of: runs.count)),
             ("worstConvergedAngleErrorDegrees", degrees(converged.isEmpty ? nil : worst)),
             ("meanNEES", .figure(Statistics.mean(nees), digits: 2)),
+            ("distanceErrorBeforeLocatedP95MetresRaw", .figure(Statistics.quantile(rawBeforeLocated, 0.95), digits: 3)),
+            ("distanceErrorBeforeLocatedP95MetresPublished", .figure(Statistics.quantile(publishedBeforeLocated, 0.95), digits: 3)),
         ])
     }
 

@@ -507,6 +507,19 @@ public struct ScenarioRun: Sendable {
         }
     }
 
+    /// ``pairedDistanceErrors`` at the updates before the object is located (no
+    /// `worldTransform` published): the absolute errors, metres, of the raw range and of the
+    /// published distance. Until then a UWB object's distance is its ranges' own, late spikes
+    /// set aside (`RangeSpikeGuard`), and a Channel Sounding tag's its ranges smoothed; after,
+    /// it is the distance to the fused position.
+    public var pairedDistanceErrorsBeforeLocated: [(raw: Double, published: Double)] {
+        updates.compactMap { u in
+            guard u.estimate.worldTransform == nil, let r = u.rawDistance, let d = u.estimate.distance else { return nil }
+            let truth = u.trueDistanceVector.length
+            return (abs(r - truth), abs(d - truth))
+        }
+    }
+
     /// At every update whose procedure failed (no range) after a first range: the absolute
     /// errors, metres, of the last range held (what an app that shows the last range shows
     /// through the failures) and of the published distance. An estimate that dead-reckons an
