@@ -112,6 +112,46 @@ struct RangeSpikeGuardTests {
         #expect(good.allSatisfy { $0.published == $0.raw }, "\(good.filter { $0.published != $0.raw }.map { ($0.t, $0.raw, $0.published) })")
     }
 
+    /// A still tag 3 m ahead of a user who stands, then steps back 0.3 m in 0.2 s, stands,
+    /// and steps forward again, every 2 s (white range noise σ 3 cm; every 20th range, between
+    /// the steps, 1.5 m late). A step back bends the ranges' line at once, so a straight trend
+    /// alone takes its first good ranges for spikes; told where the antenna was, the guard
+    /// keeps every range whose growth the device's motion explains — all the good ones — and
+    /// still sets the late ones aside.
+    @Test func aStillTagsRangesThatTheDeviceMotionExplainsAreKept() {
+        func steps(givenAntenna: Bool) -> (goodChanged: Int, good: Int, lateCaught: Int, late: Int) {
+            var guardian = RangeSpikeGuard()
+            var noise = NoiseStream(seed: 11, source: "range-spike-guard-steps")
+            let tag = Vector3(0, 0, -3)
+            var result = (goodChanged: 0, good: 0, lateCaught: 0, late: 0)
+            for k in 0..<300 {
+                let t = Double(k) * 0.1
+                // Back 0.3 m over the first 0.2 s of every even 2 s, forward over every odd one.
+                let phase = t.truncatingRemainder(dividingBy: 4)
+                let back = phase < 2 ? min(phase / 0.2, 1) : 1 - min((phase - 2) / 0.2, 1)
+                let antenna = Vector3(0, 0, 0.3 * back)
+                let truth = (tag - antenna).length
+                let isLate = k % 20 == 10
+                let r = truth + noise.gaussian(standardDeviation: 0.03) + (isLate ? 1.5 : 0)
+                let published = guardian.publish(range: r, at: t, isStaleRepeat: false, configuredSigma: 0.03,
+                                                 stillObjectFrom: givenAntenna ? antenna : nil)!
+                guard k >= 20 else { continue }   // scored from the second step on
+                if isLate {
+                    result.late += 1
+                    if abs(published - truth) < 0.2 { result.lateCaught += 1 }
+                } else {
+                    result.good += 1
+                    if published != r { result.goodChanged += 1 }
+                }
+            }
+            return result
+        }
+        let lineAlone = steps(givenAntenna: false), withMotion = steps(givenAntenna: true)
+        #expect(lineAlone.goodChanged >= 5, "\(lineAlone)")
+        #expect(withMotion.goodChanged == 0, "\(withMotion)")
+        #expect(withMotion.late == 14 && withMotion.lateCaught == 14, "\(withMotion)")
+    }
+
     /// A stale repeat of a long range is no new range: what was published before it is
     /// published again.
     @Test func aStaleRepeatRepublishesTheLastValue() {

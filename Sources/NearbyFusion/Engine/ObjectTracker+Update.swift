@@ -128,7 +128,8 @@ extension ObjectTracker {
             // Not located yet: its range, a late outlier of the ranges' own trend set aside
             // (`RangeSpikeGuard`).
             let sigma = (options.rangeVariance(measured: r) * rangeVarianceScale).squareRoot()
-            estimate.distance = spikeGuard.publish(range: r, at: t, isStaleRepeat: stale, configuredSigma: sigma)
+            estimate.distance = spikeGuard.publish(range: r, at: t, isStaleRepeat: stale, configuredSigma: sigma,
+                                                   stillObjectFrom: mayMove ? nil : antennaInWorld)
         }
         return estimate
     }

@@ -23,7 +23,12 @@
 /// - **Long**: a range with `d > k σ̂` (`k` = ``threshold``) is set aside, and `r̂` (at least
 ///   0) is published in its place — unless it is the ``levelShiftRanges``-th in a row: ranges
 ///   that agree to leave the trend show a new level (the peer stepped behind a wall), so the
-///   trend starts afresh on them and this range is published as given.
+///   trend starts afresh on them and this range is published as given. For an object that
+///   keeps still (an accessory), only if the device's motion does not explain it either: a
+///   range that grew by no more than `‖a − a′‖ + k σ̂` since the last one kept, `a′` and `a`
+///   the antenna then and now, is kept (``deviceMotionExplains(growth:from:to:sigma:)``) —
+///   a user's sweep bends a range's line within the seven ranges, which a straight trend
+///   would otherwise take for a spike.
 /// - **Short**: a range with `d < −k σ̂` is published as given and the trend starts afresh on
 ///   it: the ranges the trend holds came late (a session that starts behind an obstacle),
 ///   this one did not. A line built on late ranges would otherwise set the first good ones
@@ -60,6 +65,8 @@
     var setAsideCount = 0
     /// The last distance published, metres.
     var lastPublished: Double?
+    /// The antenna's position at the last range kept, world frame, metres (`nil`: not given).
+    var lastKeptAntenna: Vector3?
     /// The last residuals `|d|` (metres), a ring of ``scaleSamples`` (in the first fifteen
     /// lanes), and how many it holds.
     var residuals = SIMD16<Double>()
@@ -85,12 +92,27 @@
         return laneMedian(values, count: rangeCount)
     }
 
+    /// Whether the device's own motion explains a still object's range growing by `growth`
+    /// metres since the last range kept: `growth ≤ ‖a − a′‖ + k σ̂`, `a′` and `a` the antenna's
+    /// positions then and now (world frame, metres). A still object's range cannot grow by
+    /// more than the antenna moved away from it (the triangle inequality), so a range the
+    /// bound allows is kept however the trend's line bent. `false` when either position is
+    /// missing (an object that may move: no bound holds).
+    @inline(__always)
+    static func deviceMotionExplains(growth: Double, from previous: Vector3?, to current: Vector3?, sigma: Double) -> Bool {
+        guard let previous, let current else { return false }
+        return growth <= (current - previous).length + threshold * sigma
+    }
+
     /// The distance to publish for the radio's `range` (metres, `nil`: none) at `t` (seconds);
     /// `nil` when there is no finite range.
     /// - Parameters:
     ///   - isStaleRepeat: the range repeats the last one as no new measurement.
     ///   - configuredSigma: the range σ in use, metres: the scale until the ranges give their own.
-    public mutating func publish(range: Double?, at t: Double, isStaleRepeat: Bool, configuredSigma: Double) -> Double? {
+    ///   - antenna: for an object that keeps still, the device's antenna in the world frame,
+    ///     metres (``deviceMotionExplains(growth:from:to:sigma:)``); `nil` for one that may move.
+    public mutating func publish(range: Double?, at t: Double, isStaleRepeat: Bool, configuredSigma: Double,
+                                 stillObjectFrom antenna: Vector3? = nil) -> Double? {
         guard let r = range, r.isFinite else { return nil }
         if isStaleRepeat { return lastPublished ?? r }
         let newest = (nextRange + Self.trendRanges - 1) % Self.trendRanges
@@ -113,7 +135,8 @@
                 // missed), this one did not. The trend starts afresh on it.
                 rangeCount = 0
                 nextRange = 0
-            } else if residual > Self.threshold * sigma {
+            } else if residual > Self.threshold * sigma,
+                      !Self.deviceMotionExplains(growth: r - ranges[newest], from: lastKeptAntenna, to: antenna, sigma: sigma) {
                 if setAsideCount < Self.levelShiftRanges - 1 {
                     setAsideTimes[setAsideCount] = t
                     setAsideRanges[setAsideCount] = r
@@ -138,6 +161,7 @@
         nextRange = (nextRange + 1) % Self.trendRanges
         rangeCount = min(rangeCount + 1, Self.trendRanges)
         lastPublished = r
+        lastKeptAntenna = antenna
         return r
     }
 }
