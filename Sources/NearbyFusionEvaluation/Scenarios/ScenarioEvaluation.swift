@@ -501,10 +501,15 @@ public struct ScenarioRun: Sendable {
     /// published distance can do much better than it.
     public var pairedDistanceErrors: [(raw: Double, published: Double, moving: Bool, radioBias: Double)] {
         updates.compactMap { u in
-            guard let r = u.rawDistance, let d = u.estimate.distance else { return nil }
-            let truth = u.trueDistanceVector.length
-            return (abs(r - truth), abs(d - truth), u.trueVelocity.length >= ObjectEvaluation.movingTruthSpeed, abs(u.radioBiasMetres))
+            Self.distanceErrors(at: u).map { ($0.raw, $0.published, u.trueVelocity.length >= ObjectEvaluation.movingTruthSpeed, abs(u.radioBiasMetres)) }
         }
+    }
+
+    /// The absolute errors, metres, of `u`'s raw range and published distance; `nil` unless it has both.
+    static func distanceErrors(at u: EvaluatedUpdate) -> (raw: Double, published: Double)? {
+        guard let r = u.rawDistance, let d = u.estimate.distance else { return nil }
+        let truth = u.trueDistanceVector.length
+        return (abs(r - truth), abs(d - truth))
     }
 
     /// ``pairedDistanceErrors`` at the updates before the object is located (no
@@ -513,11 +518,7 @@ public struct ScenarioRun: Sendable {
     /// set aside (`RangeSpikeGuard`), and a Channel Sounding tag's its ranges smoothed; after,
     /// it is the distance to the fused position.
     public var pairedDistanceErrorsBeforeLocated: [(raw: Double, published: Double)] {
-        updates.compactMap { u in
-            guard u.estimate.worldTransform == nil, let r = u.rawDistance, let d = u.estimate.distance else { return nil }
-            let truth = u.trueDistanceVector.length
-            return (abs(r - truth), abs(d - truth))
-        }
+        updates.compactMap { $0.estimate.worldTransform == nil ? Self.distanceErrors(at: $0) : nil }
     }
 
     /// At every update whose procedure failed (no range) after a first range: the absolute
