@@ -19,7 +19,10 @@ struct Evaluate: ParsableCommand {
         radio's noise model) allows the 1σ horizontal angle at which the engine publishes one for that \
         radio: 3° for UWB, 10° for Bluetooth Channel Sounding; "lag" is the first convergence minus that moment (the folder total: \
         the worst object's); "converged after first" is the share of updates converged from the first \
-        convergence on, and "changes/min" the status changes per minute over that span.
+        convergence on, and "changes/min" the status changes per minute over that span. "distance \
+        error" sets the published distance beside the raw ranges, and "before a worldTransform" does \
+        so at the updates before the object is located, where the distance is the ranges' own, late \
+        spikes set aside (a Channel Sounding tag's: its ranges smoothed).
         """)
 
     @Argument(help: "A recording with truth lines (`-` reads standard input), or a folder of them (*.jsonl, searched recursively).",
@@ -129,6 +132,10 @@ struct Evaluate: ParsableCommand {
                 print("  distance error        " + String(format: "published median %.3f m, p95 %.3f m", d.publishedMedianMetres, d.publishedP95Metres)
                       + (d.rawMedianMetres.map { m in String(format: "; raw ranges median %.3f m, p95 %.3f m", m, d.rawP95Metres ?? .nan) } ?? "")
                       + "; lag " + (d.lagSeconds.map { String(format: "%.2f s", $0) } ?? "—") + " (n \(d.count))")
+                if let raw = d.beforeLocatedRawP95Metres, let published = d.beforeLocatedPublishedP95Metres {
+                    print("    before a worldTransform  " + String(format: "published p95 %.3f m; raw ranges p95 %.3f m", published, raw)
+                          + " (n \(d.beforeLocatedCount ?? 0))")
+                }
             }
             if let m = o.motionReport {
                 func percent(_ x: Double?) -> String { x.map { String(format: "%.0f%%", 100 * $0) } ?? "—" }

@@ -97,6 +97,28 @@ struct CommandLineTests {
     /// `--cs-angle-threshold` (degrees) reaches a Channel Sounding object's publication rule:
     /// at 14° the recorded tag has an angle on more of its updates than at the default 10°,
     /// and 10° given explicitly changes nothing. Values outside (0, 45] are refused.
+    /// `evaluate` scores the distance published before a `worldTransform` against the raw
+    /// ranges of the same updates: the shipped recording with one range in five
+    /// non-line-of-sight publishes a p95 well below its ranges' there; one whose ranges are
+    /// clean (`behind-user`) publishes them as given.
+    @Test func evaluateScoresTheDistanceBeforeAWorldTransform() throws {
+        func beforeLocated(_ recording: String) throws -> (raw: Double, published: Double, count: Double) {
+            let result = try TestSupport.run(["evaluate", recording, "--json"])
+            #expect(result.status == 0, "\(result.stderr)")
+            let value = try JSONLineParser.parse(result.stdout.split(separator: "\n").joined())
+            guard case .array(let objects)? = value["objects"], let d = objects.first?["distanceError"],
+                  case .number(let raw)? = d["beforeLocatedRawP95Metres"], case .number(let published)? = d["beforeLocatedPublishedP95Metres"],
+                  case .number(let count)? = d["beforeLocatedCount"] else { return (.nan, .nan, .nan) }
+            return (raw, published, count)
+        }
+        let nlos = try beforeLocated("Datasets/nlos-20-percent.jsonl"), clean = try beforeLocated("Datasets/behind-user.jsonl")
+        #expect(nlos.count >= 20 && nlos.published < 0.8 * nlos.raw, "\(nlos)")
+        #expect(clean.count >= 100 && clean.published == clean.raw, "\(clean)")
+        let text = try TestSupport.run(["evaluate", "Datasets/nlos-20-percent.jsonl"])
+        #expect(text.stdout.contains(String(format: "before a worldTransform  published p95 %.3f m; raw ranges p95 %.3f m", nlos.published, nlos.raw)),
+                "\(text.stdout)")
+    }
+
     @Test func theChannelSoundingAngleThresholdReachesTheEngine() throws {
         let angleAvailability = Self.channelSoundingAngleAvailability
         let plain = try angleAvailability([])

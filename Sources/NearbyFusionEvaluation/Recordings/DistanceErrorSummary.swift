@@ -19,6 +19,23 @@ public struct DistanceErrorSummary: Codable, Sendable, Hashable {
     /// How far the published distance lags the true one, seconds (``lag(truth:published:maximum:)``);
     /// `nil` with fewer than ten published distances.
     public var lagSeconds: Double?
+    /// The updates before the object is located (no `worldTransform` published) that have a
+    /// range and a published distance; until then a UWB object's distance is its ranges' own,
+    /// late spikes set aside, and a Channel Sounding tag's its ranges smoothed.
+    public var beforeLocatedCount: Int?
+    /// `|z − ‖p − a‖|` and `|d̂ − ‖p − a‖|` at those updates, metres: their 95th percentiles
+    /// (`nil` without such updates).
+    public var beforeLocatedRawP95Metres: Double?
+    /// (See ``beforeLocatedRawP95Metres``.)
+    public var beforeLocatedPublishedP95Metres: Double?
+
+    /// Sets the figures before the object is located from the `(|z − d|, |d̂ − d|)` pairs
+    /// of those updates, metres.
+    public mutating func noteBeforeLocated(_ pairs: [(raw: Double, published: Double)]) {
+        beforeLocatedCount = pairs.count
+        beforeLocatedRawP95Metres = Statistics.quantile(pairs.map(\.raw), 0.95)
+        beforeLocatedPublishedP95Metres = Statistics.quantile(pairs.map(\.published), 0.95)
+    }
 
     /// The summary of `(t, d, d̂)` at every scored update — the true distance `d` and the
     /// published one `d̂` where there is one — with the raw ranges' errors `z − d`; `nil`

@@ -127,6 +127,9 @@ public struct ObjectEvaluation: Codable, Sendable {
     /// The true distance from the antenna at every scored update, and the published one where
     /// there is one, `(t, d, d̂)`: seconds, metres.
     var distanceSeries: [(time: Double, truth: Double, published: Double?)] = []
+    /// At every update with a range, a published distance and a truth before the object is
+    /// located (no `worldTransform`): `|z − d|` and `|d̂ − d|`, metres.
+    var beforeLocatedDistanceErrors: [(raw: Double, published: Double)] = []
     /// Updates from the first convergence on, how many of them converged, status changes
     /// among them, and the seconds they span (for pooling).
     var stability = ConvergenceStability()
@@ -377,6 +380,10 @@ struct ObjectScorer {
         let trueDistance = (p - (device.positionInWorld + device.worldFromDevice.rotate(options.sensors.antennaOffsetInDevice))).length
         if trueDistance.isFinite {
             evaluation.distanceSeries.append((m.timestamp, trueDistance, e.distance.flatMap { $0.isFinite ? $0 : nil }))
+            if e.worldTransform == nil, let r = m.distance, r > 0, r.isFinite, let d = e.distance, d.isFinite,
+               header.capabilities.supportsPreciseDistanceMeasurement {
+                evaluation.beforeLocatedDistanceErrors.append((abs(r - trueDistance), abs(d - trueDistance)))
+            }
         }
         if boundAllowsTime == nil,
            let bound = RecordingEvaluation.horizontalAngleBound(fisher: fisher, object: p, device: device.positionInWorld),
@@ -462,6 +469,7 @@ struct ObjectScorer {
         r.finish()
         r.rangeError = RangeErrorSummary(evaluation.rangeErrorSeries)
         r.distanceError = DistanceErrorSummary(evaluation.distanceSeries, rawErrors: evaluation.rangeErrorSeries.map(\.error))
+        r.distanceError?.noteBeforeLocated(evaluation.beforeLocatedDistanceErrors)
         // One rule for whether the truth moves, for the motion score and the NEES split.
         let truthMoving = ObjectEvaluation.truthMotion(times: evaluation.motionSeries.map(\.time),
                                                        positions: evaluation.motionSeries.map(\.truth))
