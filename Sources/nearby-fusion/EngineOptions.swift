@@ -27,8 +27,11 @@ struct EngineOptions: ParsableArguments {
     @Flag(inversion: .prefixedNo, help: "Consider the VIO's systematic drift through the acquisition's geometry (the default) or, with --no-drift-geometry, as a plain translation (distance-only estimates then overconfident). See FusionOptions.acquisition.considersDriftGeometry.")
     var driftGeometry = FusionOptions().acquisition.considersDriftGeometry
 
-    @Option(help: ArgumentHelp("The correlation time, seconds, of the range errors of a peer (or any object that may move) that no direction reaches: each of its ranges counts (1 − ρ)/(1 + ρ) in its batch, ρ = exp(−Δt/τ), so that an error lasting seconds is not counted as many. 0 (the default) takes them as independent. See FusionOptions.motion.rangeErrorCorrelationSeconds.", valueName: "SECONDS"))
+    @Option(help: ArgumentHelp("The correlation time, seconds, of the range errors of a peer (or any object that may move) that no direction reaches: each of its ranges counts (1 − ρ)/(1 + ρ) in its batch, ρ = exp(−Δt/τ), so that an error lasting seconds is not counted as many. 0 (the default) learns ρ from the batch's residuals, or, with --no-learned-range-correlation, takes the errors as independent. See FusionOptions.motion.rangeErrorCorrelationSeconds.", valueName: "SECONDS"))
     var rangeErrorCorrelation = FusionOptions().motion.rangeErrorCorrelationSeconds
+
+    @Flag(inversion: .prefixedNo, help: "With --range-error-correlation 0, learn the correlation of a moving object's consecutive range errors from its batch's residuals (the default: ρ̂ of the best hypothesis's residuals, once 50 pairs stand beyond chance) or, with --no-learned-range-correlation, take them as independent. See FusionOptions.motion.learnsRangeErrorCorrelation.")
+    var learnedRangeCorrelation = FusionOptions().motion.learnsRangeErrorCorrelation
 
     @Option(help: ArgumentHelp("How far an acquisition hypothesis's solution may move before its window is linearised afresh, as the fraction of the range σ its curvature over the step may reach; within it each update only adds its own terms. 0 re-solves every hypothesis from the whole window at every update (the exact batch, slower). See FusionOptions.acquisition.relinearisationTolerance.", valueName: "FRACTION"))
     var relinearisation = FusionOptions().acquisition.relinearisationTolerance
@@ -113,6 +116,7 @@ struct EngineOptions: ParsableArguments {
         o.acquisition.relinearisationTolerance = relinearisation
         o.acquisition.solveStepTolerance = solveTolerance
         o.motion.rangeErrorCorrelationSeconds = rangeErrorCorrelation
+        o.motion.learnsRangeErrorCorrelation = learnedRangeCorrelation
         o.acquisition.stillBatchNewtonSteps = stillBatchNewton
         o.carry.speed = carrySpeed
         o.coaching.guidanceInterval = guidanceInterval

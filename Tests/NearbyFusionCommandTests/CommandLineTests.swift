@@ -343,4 +343,22 @@ extension CommandEdgeTests {
         let value = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect((value["failed"] as? [String])?.count == 1 && (value["recordings"] as? [Any])?.count == 2)
     }
+
+    /// `--learned-range-correlation` is the default, and `--no-learned-range-correlation` takes a
+    /// peer's ranges as independent again: on two runs of phone-to-phone UWB whose errors last
+    /// (`peer-uwb-friend-walking`, seeds 86–87) the mean NEES is then a mirror image's.
+    @Test func theCommandLineReachesTheLearnedRangeCorrelation() throws {
+        let arguments = ["accuracy", "--scenario", "peer-uwb-friend-walking", "--seeds", "2", "--first-seed", "86", "--json"]
+        let plain = try TestSupport.run(arguments)
+        let learned = try TestSupport.run(arguments + ["--learned-range-correlation"])
+        let independent = try TestSupport.run(arguments + ["--no-learned-range-correlation"])
+        #expect(plain.status == 0 && learned.status == 0 && independent.status == 0)
+        #expect(plain.stdout == learned.stdout && plain.stdout != independent.stdout)
+        func meanNEES(_ stdout: String) throws -> Double {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(stdout.utf8)) as? [String: Any])
+            let rows = try #require(object["scenarios"] as? [[String: Any]])
+            return try #require(rows.first?["meanNEES"] as? Double)
+        }
+        #expect(try meanNEES(plain.stdout) < 16.27 && meanNEES(independent.stdout) > 16.27)
+    }
 }

@@ -348,6 +348,7 @@ struct MovingObjectTests {
         func nees(_ tau: Double) throws -> (reported: Double, flat: Double, worstAngle: Double) {
             var o = FusionOptions()
             o.motion.rangeErrorCorrelationSeconds = tau
+            o.motion.learnsRangeErrorCorrelation = false
             var reported: [Double] = [], flat: [Double] = [], worst = 0.0
             for seed: UInt64 in 1...20 {
                 let run = ScenarioRun(ScenarioCatalogue.phoneToPhonePeer(seed: seed, bothWalking: true), options: o)
@@ -368,6 +369,45 @@ struct MovingObjectTests {
         #expect(independent.flat > band.upperBound, "independent: the bank's own mean NEES \(independent.flat)")
         #expect(band.contains(lasting.reported), "1 s: mean NEES \(lasting.reported), band \(band)")
         #expect(lasting.worstAngle < Angle.radians(degrees: 15), "worst published angle \(lasting.worstAngle) rad")
+    }
+
+    /// A friend walking 10–22 m away while the user sweeps in place, their phones ranging
+    /// without directions over a link whose errors last seconds (`peer-uwb-friend-walking`,
+    /// seeds 51–100): the sweeps leave the friend's mirror image across their plane explaining
+    /// the ranges almost as well, and weighed as independent the lasting errors make one of the
+    /// two certain — the wrong one in several runs, reported metres off with a covariance that
+    /// claims far less (NEES beyond χ²(3)'s 99.9 % point). With the correlation learned from the
+    /// batch's residuals (``FusionOptions/Motion/learnsRangeErrorCorrelation``, the default),
+    /// no run is.
+    @Test func aWalkersLastingRangeErrorsLearnedFromTheResidualsMakeNoMirrorCertain() {
+        func beyond(learning: Bool) -> (beyond: Int, runs: Int) {
+            var o = FusionOptions()
+            o.motion.learnsRangeErrorCorrelation = learning
+            var beyond = 0, runs = 0
+            for seed: UInt64 in 51...100 {
+                guard let n = ScenarioRun(ScenarioCatalogue.phoneToPhonePeer(seed: seed, bothWalking: false), options: o).finalNEES else { continue }
+                runs += 1
+                if n > 16.27 { beyond += 1 }
+            }
+            return (beyond, runs)
+        }
+        let independent = beyond(learning: false), learned = beyond(learning: true)
+        #expect(independent.beyond >= 3, "independent: \(independent.beyond) of \(independent.runs) runs beyond 16.27")
+        #expect(learned.runs == 50 && learned.beyond == 0, "learned: \(learned.beyond) of \(learned.runs) runs beyond 16.27")
+    }
+
+    /// A radio whose errors are independent teaches no correlation: the watch ranging a friend
+    /// who walks at a steady pace (`distance-only-walking-peer`, seeds 1–10) is estimated alike
+    /// with the correlation learned and with the ranges taken as independent.
+    @Test func independentRangeErrorsTeachNoCorrelation() {
+        var independent = FusionOptions()
+        independent.motion.learnsRangeErrorCorrelation = false
+        for seed: UInt64 in 1...10 {
+            let scenario = ScenarioCatalogue.distanceOnlyWalkingPeer(seed: seed)
+            let learned = ScenarioRun(scenario), plain = ScenarioRun(scenario, options: independent)
+            #expect(learned.updates.count == plain.updates.count && learned.finalNEES == plain.finalNEES
+                    && learned.positionErrors == plain.positionErrors, "seed \(seed)")
+        }
     }
 
     @Test func walkingPeersAreConsistent() {

@@ -59,13 +59,20 @@ extension ObjectTracker {
         windowEntriesLinearised += work.entries
     }
 
-    /// What every residual of the moving batch counts when its range errors last
-    /// (``FusionOptions/Motion/rangeErrorCorrelationSeconds`` `τ` > 0): `κ = (1 − ρ)/(1 + ρ)`,
-    /// `ρ = e^{−Δt/τ}`, `Δt` the object's mean interval between fused ranges (`meanRangeInterval`,
-    /// at least ``FusionOptions/Sensors/minimumFusionInterval``); 1 otherwise.
+    /// What every residual of the moving batch counts when its range errors last:
+    /// `κ = (1 − ρ)/(1 + ρ)`, `ρ` the correlation of consecutive errors — with
+    /// ``FusionOptions/Motion/rangeErrorCorrelationSeconds`` `τ` > 0, `ρ = e^{−Δt/τ}`, `Δt` the
+    /// object's mean interval between fused ranges (`meanRangeInterval`, at least
+    /// ``FusionOptions/Sensors/minimumFusionInterval``); with `τ` = 0 and
+    /// ``FusionOptions/Motion/learnsRangeErrorCorrelation``, `ρ = φ̂` learned from the batch's
+    /// residuals (`learnMovingRangeNoise(now:options:)`); 1 otherwise.
     func movingInformationScale(options o: FusionOptions) -> Double {
         let tau = o.motion.rangeErrorCorrelationSeconds
-        guard tau > 0 else { return 1 }
+        guard tau > 0 else {
+            guard o.motion.learnsRangeErrorCorrelation else { return 1 }
+            let phi = learnedRangeErrorCorrelation
+            return (1 - phi) / (1 + phi)
+        }
         let interval = max(meanRangeInterval ?? o.sensors.minimumFusionInterval, o.sensors.minimumFusionInterval, 1e-3)
         let rho = exp(-interval / tau)
         return (1 - rho) / (1 + rho)
@@ -89,21 +96,43 @@ extension ObjectTracker {
     ///   this one also sees errors that last.
     /// A new level drops the hypotheses' kept models (`MovingLinearisation`): each is solved
     /// again at the next update. `o`: the options in use (their σ is the learned one).
+    ///
+    /// The same residuals of the heaviest hypothesis, whatever its weight, clipped to `±3σ`,
+    /// give the correlation of consecutive errors (``learnedRangeErrorCorrelation``, read by
+    /// `movingInformationScale(options:)`): over the `n` pairs of consecutive fresh entries
+    /// no more than `1.5 Δt` apart (`Δt` the mean interval between fused ranges),
+    /// `ρ̂ = Σ eₖ eₖ₋₁ / Σ ½ (eₖ² + eₖ₋₁²)`, once `n ≥ 50`; `φ̂ = min(ρ̂, 0.98)` where
+    /// `ρ̂ > 3/√n` (beyond what independent errors give by chance: `ρ̂`'s standard deviation is
+    /// `1/√n` for them), else 0. The batch's own fit absorbs the slowest part of a lasting
+    /// error, so `φ̂` reads below the radio's correlation: the discount it sets is the least
+    /// the residuals prove.
     mutating func learnMovingRangeNoise(now: Double, options o: FusionOptions) {
         let scale = rangeVarianceScale
         let s0 = o.sensors.rangeStandardDeviation / scale.squareRoot()
         guard s0 > 0 else { return }
         var ratio = rangeScatterCount >= 30 ? rangeScatterVariance / (s0 * s0) : 0
-        if let top = mixture.hypotheses.max(by: { $0.logWeight < $1.logWeight }), top.logWeight > log(0.5) {
-            let clip = 9 * s0 * s0 * scale
-            var sum = 0.0, count = 0
+        if let top = mixture.hypotheses.max(by: { $0.logWeight < $1.logWeight }) {
+            let clip = 3 * s0 * scale.squareRoot()
+            let pairGap = 1.5 * max(meanRangeInterval ?? o.sensors.minimumFusionInterval, o.sensors.minimumFusionInterval)
+            var sum = 0.0, count = 0, lagged = 0.0, paired = 0.0, pairs = 0
+            var previous: (t: Double, e: Double)?
             for e in window.entries where e.hasRange && e.multiplicity == 1 {
                 let p = top.meanInWorld - (now - e.timestamp) * top.velocityInWorld
-                let residual = e.rangeMetres - (p - e.antennaInWorld).length
-                sum += min(residual * residual, clip)
+                let residual = min(max(e.rangeMetres - (p - e.antennaInWorld).length, -clip), clip)
+                sum += residual * residual
                 count += 1
+                if let q = previous, e.timestamp - q.t <= pairGap {
+                    lagged += residual * q.e
+                    paired += 0.5 * (residual * residual + q.e * q.e)
+                    pairs += 1
+                }
+                previous = (e.timestamp, residual)
             }
-            if count >= 20 { ratio = max(ratio, sum / Double(count) / (s0 * s0)) }
+            if top.logWeight > log(0.5), count >= 20 { ratio = max(ratio, sum / Double(count) / (s0 * s0)) }
+            if pairs >= 50, paired > 0 {
+                let rho = lagged / paired
+                learnedRangeErrorCorrelation = rho > 3 / Double(pairs).squareRoot() ? min(rho, 0.98) : 0
+            }
         }
         guard ratio > 0 else { return }
         let exponent = log2(ratio)

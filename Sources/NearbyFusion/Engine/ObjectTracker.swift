@@ -132,6 +132,10 @@ struct ObjectTracker: Sendable {
     var rangeScatterVariance = 0.0
     /// (See ``rangeScatterHistory``.)
     var rangeScatterCount = 0
+    /// `φ̂`, the correlation of consecutive range errors learned from the moving batch's
+    /// residuals (`learnMovingRangeNoise(now:options:)`), 0 to 0.98; 0 until learned, and
+    /// for errors that pass as independent.
+    var learnedRangeErrorCorrelation = 0.0
     /// The mean of `ln(d²/6)` over the same second differences `d` (metres; the mean of the
     /// first 20, then an exponential average over about 20): the robust scatter a Channel
     /// Sounding object's noise is learned from (`learnChannelSoundingRangeNoise(at:antennaInWorld:pose:context:)`).
@@ -230,6 +234,7 @@ struct ObjectTracker: Sendable {
         rangeScatterHistory = (nil, nil)
         rangeScatterVariance = 0
         rangeScatterCount = 0
+        learnedRangeErrorCorrelation = 0
         rangeLogScatter = 0
         staleRepeats = StaleRepeatDetector()
         guidance = nil

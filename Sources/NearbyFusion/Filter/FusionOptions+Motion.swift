@@ -60,18 +60,32 @@ extension FusionOptions {
         /// evidence of directions the radio did not give, which says where the antenna's cone is
         /// and nothing of the range errors, is left whole.)
         ///
-        /// 0 (the default) weighs every range as an independent draw, as the simulated peers'
-        /// radios are. Phone-to-phone UWB while both walk keeps its errors for seconds (correlated
-        /// 0.81 at 1 s, 0.53 at 2 s; the simulator's `RadioModel.walkingPeerPhoneToPhone`):
+        /// 0 (the default) leaves the correlation to be learned from the ranges
+        /// (``learnsRangeErrorCorrelation``) or, without that, weighs every range as an
+        /// independent draw. Phone-to-phone UWB while both walk keeps its errors for seconds
+        /// (correlated 0.81 at 1 s, 0.53 at 2 s; the simulator's `RadioModel.walkingPeerPhoneToPhone`):
         /// weighed as independent, its batch claims a small fraction of its errors
-        /// (`accuracy --scenario peer-uwb-both-walking`: mean NEES far above 3), and 1 s brings
-        /// it to about 3 (`--range-error-correlation 1`). Not all of that is the errors' doing:
+        /// (`accuracy --scenario peer-uwb-both-walking --no-learned-range-correlation`: mean NEES
+        /// far above 3). Not all of that is the errors' doing:
         /// the walker there also turns, which the batch's constant velocity does not explain,
         /// and discounting every term widens the covariance whatever made it too narrow. The
         /// weighting is conservative: it discounts what lasting errors do tell, the range's change
         /// from one update to the next, as much as their level, so the profile's own 2.5 s makes
         /// the estimate cautious.
         public var rangeErrorCorrelationSeconds: Double = 0
+        /// With ``rangeErrorCorrelationSeconds`` 0, whether the correlation of consecutive range
+        /// errors is learned, object by object, from its moving batch's residuals (`true`, the
+        /// default) or the ranges are taken as independent (`false`). The lag-one correlation
+        /// `ρ̂` of the heaviest hypothesis's residuals, once 50 pairs of consecutive ranges hold
+        /// it and it stands beyond `3/√n` of what independent errors give by chance, sets
+        /// `κ = (1 − ρ̂)/(1 + ρ̂)` as the correlation time above does. Independent errors (the
+        /// simulated watch's walking friend) keep `κ` = 1; the phone-to-phone profile's lasting
+        /// errors read `ρ̂` 0.3–0.7 (the batch's own fit absorbs their slowest part), and its
+        /// bank stops calling one of two mirror images certain (compare
+        /// `accuracy --scenario peer-uwb-both-walking --scenario peer-uwb-friend-walking` with
+        /// and without `--no-learned-range-correlation`). Objects that keep still are weighed as
+        /// their radio's model says, whatever this says.
+        public var learnsRangeErrorCorrelation = true
         /// Standard deviation of the velocity of an object that starts to move, m/s (the
         /// stationary model's velocity prior, handed to the moving model when they mix).
         public var velocityPriorStandardDeviation: Double = 1.0
