@@ -134,7 +134,7 @@ struct ObjectTracker: Sendable {
     var rangeScatterCount = 0
     /// `φ̂`, the correlation of consecutive range errors learned from the moving batch's
     /// residuals (`learnMovingRangeNoise(now:options:)`), 0 to 0.98; 0 until learned, and
-    /// for errors that pass as independent.
+    /// for errors that pass as independent. Kept across acquisitions (it is the radio's).
     var learnedRangeErrorCorrelation = 0.0
     /// The mean of `ln(d²/6)` over the same second differences `d` (metres; the mean of the
     /// first 20, then an exponential average over about 20): the robust scatter a Channel
