@@ -30,6 +30,9 @@ struct EngineOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The correlation time, seconds, of the range errors of a peer (or any object that may move) that no direction reaches: each of its ranges counts (1 − ρ)/(1 + ρ) in its batch, ρ = exp(−Δt/τ), so that an error lasting seconds is not counted as many. 0 (the default) learns ρ from the batch's residuals, or, with --no-learned-range-correlation, takes the errors as independent. See FusionOptions.motion.rangeErrorCorrelationSeconds.", valueName: "SECONDS"))
     var rangeErrorCorrelation = FusionOptions().motion.rangeErrorCorrelationSeconds
 
+    @Option(help: ArgumentHelp("In the batch of an object that may move, how likely a gross outlier short of the prediction is, as a fraction of a long one: 0.001 (the default) weighs a UWB range far short of a hypothesis as evidence against it (a first path never arrives early); 1 sets aside short ranges as readily as long ones. Channel Sounding always takes 1. See FusionOptions.gating.movingShortOutlierFraction.", valueName: "FRACTION"))
+    var movingShortOutliers = FusionOptions().gating.movingShortOutlierFraction
+
     @Flag(inversion: .prefixedNo, help: "With --range-error-correlation 0, learn the correlation of a moving object's consecutive range errors from its batch's residuals (the default: ρ̂ of the best hypothesis's residuals, once 50 pairs stand beyond chance) or, with --no-learned-range-correlation, take them as independent. See FusionOptions.motion.learnsRangeErrorCorrelation.")
     var learnedRangeCorrelation = FusionOptions().motion.learnsRangeErrorCorrelation
 
@@ -83,6 +86,9 @@ struct EngineOptions: ParsableArguments {
         guard driftVariance.isFinite, driftVariance >= 0 else { throw ValidationError("--drift-variance must be a number of m²/m, 0 or more") }
         guard batchDrift.isFinite, batchDrift >= 0 else { throw ValidationError("--batch-drift must be a fraction of the path, 0 or more") }
         guard rangeErrorCorrelation.isFinite, rangeErrorCorrelation >= 0 else { throw ValidationError("--range-error-correlation must be a number of seconds, 0 or more") }
+        guard movingShortOutliers.isFinite, movingShortOutliers >= 0, movingShortOutliers <= 1 else {
+            throw ValidationError("--moving-short-outliers must be a fraction from 0 to 1")
+        }
         guard relinearisation.isFinite, relinearisation >= 0 else { throw ValidationError("--relinearisation must be a fraction of the range σ, 0 or more") }
         guard solveTolerance.isFinite, solveTolerance >= 0 else { throw ValidationError("--solve-tolerance must be a number, 0 or more") }
         guard fusionInterval.isFinite, fusionInterval >= 0 else { throw ValidationError("--fusion-interval must be a number of seconds, 0 or more") }
@@ -117,6 +123,7 @@ struct EngineOptions: ParsableArguments {
         o.acquisition.solveStepTolerance = solveTolerance
         o.motion.rangeErrorCorrelationSeconds = rangeErrorCorrelation
         o.motion.learnsRangeErrorCorrelation = learnedRangeCorrelation
+        o.gating.movingShortOutlierFraction = movingShortOutliers
         o.acquisition.stillBatchNewtonSteps = stillBatchNewton
         o.carry.speed = carrySpeed
         o.coaching.guidanceInterval = guidanceInterval

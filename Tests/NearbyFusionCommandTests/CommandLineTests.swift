@@ -34,7 +34,8 @@ struct CommandLineTests {
         #expect(rows.last?.hasPrefix("targets: ") == true && rows.last?.contains("not judged (they need --seeds 50 or more, or what the exact posterior leaves open") == true)
         // The options that reproduce the documented alternatives reach the engine and the
         // simulator, and bad values are refused.
-        for bad in [["--stationary-decision", "0.4"], ["--drift-variance=-1"], ["--batch-drift", "nan"], ["--vio-drift=-0.1"]] {
+        for bad in [["--stationary-decision", "0.4"], ["--drift-variance=-1"], ["--batch-drift", "nan"], ["--vio-drift=-0.1"],
+                    ["--moving-short-outliers", "1.5"], ["--moving-short-outliers=-0.1"]] {
             #expect(try TestSupport.run(["accuracy", "--seeds", "1", "--scenario", "still-phone"] + bad).status == 64, "\(bad)")
         }
         let noDrift = try TestSupport.run(["accuracy", "--seeds", "2", "--scenario", "coached-sweep", "--vio-drift", "0"])
@@ -360,5 +361,22 @@ extension CommandEdgeTests {
             return try #require(rows.first?["meanNEES"] as? Double)
         }
         #expect(try meanNEES(plain.stdout) < 16.27 && meanNEES(independent.stdout) > 16.27)
+    }
+
+    /// `--moving-short-outliers 1` sets aside a walker's short ranges as readily as its long
+    /// ones: the watch's friend who walks past it within centimetres
+    /// (`distance-only-turning-peer`, seed 49) is then reported the wrong way along the path,
+    /// certain of it.
+    @Test func theCommandLineReachesTheShortOutliers() throws {
+        let arguments = ["accuracy", "--scenario", "distance-only-turning-peer", "--seeds", "1", "--first-seed", "49", "--json"]
+        let plain = try TestSupport.run(arguments)
+        let symmetric = try TestSupport.run(arguments + ["--moving-short-outliers", "1"])
+        #expect(plain.status == 0 && symmetric.status == 0)
+        func meanNEES(_ stdout: String) throws -> Double {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(stdout.utf8)) as? [String: Any])
+            let rows = try #require(object["scenarios"] as? [[String: Any]])
+            return try #require(rows.first?["meanNEES"] as? Double)
+        }
+        #expect(try meanNEES(plain.stdout) < 16.27 && meanNEES(symmetric.stdout) > 16.27)
     }
 }

@@ -14,7 +14,7 @@ extension BatchRefinement {
         /// `b_x`, `b_v`: minus the gradient of the cost.
         public var bx = Vector3.zero, bv = Vector3.zero
         /// `K_xx`, `K_xv`, `K_vv`: the ranges' curvature that Gauss–Newton leaves out of the
-        /// Hessian, `K = Σ w e (I − g gᵀ)/r` in the same blocks (``addRange(_:range:variance:gradient:age:multiplicity:density:)``).
+        /// Hessian, `K = Σ w e (I − g gᵀ)/r` in the same blocks (``addRange(_:range:gradient:age:multiplicity:density:shortOutlierDensity:)``).
         /// With the robust weights held, the Hessian of the cost is `A − K`; ``newtonStep()`` takes it.
         public var kxx = Matrix3.zero, kxv = Matrix3.zero, kvv = Matrix3.zero
         /// `Σ c log p(e)` of the residuals added.
@@ -37,14 +37,17 @@ extension BatchRefinement {
         }
 
         /// A range residual `e = z − h` at `r = h(p) = ‖p − a‖` (metres), added as
-        /// ``add(_:gradient:age:multiplicity:density:)`` adds any residual, and its
+        /// ``add(_:gradient:age:multiplicity:density:)`` adds any residual — a short one
+        /// (`e < 0`) with the gross outliers' density `shortOutlierDensity` (m⁻¹) in place of
+        /// `ε/span` — and its
         /// curvature: `∇²h = (I − g gᵀ)/r`, so the Hessian of `½ w e²` is
         /// `w g gᵀ − w e (I − g gᵀ)/r`. Gauss–Newton keeps the first term; the second goes to `K`
         /// as `M = (w e / r)(I − g gᵀ)`: `K_xx += M`, `K_xv −= τ M`, `K_vv += τ² M`. Returns `π`.
         @inline(__always) @discardableResult
         mutating func addRange(_ e: Double, range r: Double, gradient g: Vector3, age tau: Double,
-                               multiplicity c: Double, density: RangeErrorDensity.AtVariance) -> Double {
-            let robust = density.robustWeight(e, multiplicity: c)
+                               multiplicity c: Double, density: RangeErrorDensity.AtVariance, shortOutlierDensity: Double) -> Double {
+            let robust = density.robustWeight(e, multiplicity: c,
+                                              outlierDensity: e < 0 ? shortOutlierDensity : density.density.outlierDensity)
             let w = robust.weight
             accumulate(e, weight: w, logTerm: c * log(robust.density), gradient: g, age: tau)
             let m = (w * e / r) * (Matrix3.identity - Matrix3.outer(g, g))
@@ -187,7 +190,7 @@ extension BatchRefinement {
             let (r, g) = model.linearised(at: p)
             if r > 1e-6 {
                 share = n.addRange(model.residual(e.rangeMetres, r), range: r, gradient: g, age: tau,
-                                   multiplicity: c, density: k.range)
+                                   multiplicity: c, density: k.range, shortOutlierDensity: k.shortRangeOutlierDensity)
             }
         }
         forEachDirectionResidual(of: e, at: p, k: k) { residual, density, g in

@@ -43,6 +43,9 @@ import Foundation
         /// The range density at the nominal variance `σ_r²`, and the angle density at the
         /// azimuth's and the elevation's: every residual of a window pass is weighed at one of them.
         let range, azimuth, elevation: RangeErrorDensity.AtVariance
+        /// The moving batch's density of gross outliers short of the prediction, m⁻¹
+        /// (``FusionOptions/Gating/movingShortOutlierFraction`` of `ε/span`).
+        let shortRangeOutlierDensity: Double
         let options: FusionOptions
         /// `1/T` of the moving batch's fading memory, 1/s (``FusionOptions/Motion/movingBatchMemory``).
         let inverseMemory: Double
@@ -76,6 +79,7 @@ import Foundation
 
         init(_ o: FusionOptions) {
             rangeDensity = o.rangeErrorDensity
+            shortRangeOutlierDensity = rangeDensity.outlierDensity * min(max(o.gating.movingShortOutlierFraction, 0), 1)
             angleDensity = RangeErrorDensity(outlierProbability: o.gating.outlierProbability, outlierSpan: o.gating.angleOutlierSpan,
                                              excessProbability: 0, excessRange: 0...0)
             range = rangeDensity.at(variance: o.sensors.rangeStandardDeviation * o.sensors.rangeStandardDeviation)

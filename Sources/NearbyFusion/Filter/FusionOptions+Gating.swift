@@ -13,6 +13,21 @@ extension FusionOptions {
         public var outlierProbability: Double = 0.2
         /// Span of the uniform outlier density for ranges, metres.
         public var rangeOutlierSpan: Double = 10
+        /// In the batch of an object that may move (its position and velocity from the
+        /// window's ranges, `BatchRefinement.refineMoving`), the density of gross outliers
+        /// *short* of the prediction, as a fraction of ``outlierProbability``'s `ε/span`, which
+        /// the long ones keep. A UWB range errs long when it errs far — a blocked or missed first
+        /// path arrives late, never early (phone-to-phone logs between walking people: a tail
+        /// to +0.56 m and none below) — so a range metres short of a hypothesis is evidence
+        /// against it, not an outlier it may set aside. Weighed symmetrically, a walker's ring of
+        /// hypotheses about a device it passes within centimetres set aside the short ranges of
+        /// the pass and kept only the few that happened to follow them, whichever way they went
+        /// (`accuracy --scenario distance-only-turning-peer --first-seed 49 --seeds 1
+        /// --moving-short-outliers 1`: a position 1.1 m off reported with NEES 262). 1 weighs both sides alike; Channel Sounding, whose iFFT
+        /// estimator reads short when it errs, sets 1 (``FusionOptions/forRanging(_:)``). A still
+        /// object's batch weighs both sides alike whatever this says: real anchors' ranges
+        /// carry short errors too (the drone sessions' fit worse without them).
+        public var movingShortOutlierFraction: Double = 0.001
         /// `η`, the probability that a range is long by an unresolved multipath excess
         /// `U(0, L)` (the one-sided term of ``RangeErrorDensity``), and `L`, metres. 0 for UWB,
         /// whose 500 MHz resolves reflections 30 cm behind the direct path (its rarer

@@ -81,7 +81,7 @@ extension FusionOptions {
         /// `κ = (1 − ρ̂)/(1 + ρ̂)` as the correlation time above does. Independent errors (the
         /// simulated watch's walking friend) keep `κ` = 1; the phone-to-phone profile's lasting
         /// errors read `ρ̂` 0.3–0.7 (the batch's own fit absorbs their slowest part), and its
-        /// bank stops calling one of two mirror images certain (compare
+        /// bank calls one of two mirror images certain far less often (compare
         /// `accuracy --scenario peer-uwb-both-walking --scenario peer-uwb-friend-walking` with
         /// and without `--no-learned-range-correlation`). Objects that keep still are weighed as
         /// their radio's model says, whatever this says.

@@ -67,6 +67,7 @@ public struct FusionOptions: Sendable, Hashable {
         var o = self
         o.sensors.rangeStandardDeviation = channelSounding.rangeStandardDeviation
         o.gating.outlierProbability = channelSounding.outlierProbability
+        o.gating.movingShortOutlierFraction = 1
         o.gating.rangeMultipathProbability = channelSounding.multipathProbability
         o.gating.rangeMultipathMaximumExcess = channelSounding.multipathMaximumExcess
         o.gating.rangeMultipathBurstSeconds = channelSounding.multipathBurstSeconds

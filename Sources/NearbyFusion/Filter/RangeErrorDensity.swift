@@ -116,8 +116,16 @@ public struct RangeErrorDensity: Sendable, Hashable {
         /// multipath explain, `(p(e) − ε/span)/p(e)`.
         @inlinable public func robustWeight(_ e: Double, multiplicity c: Double)
             -> (weight: Double, density: Double, inlier: Double, excess: Double, share: Double) {
+            robustWeight(e, multiplicity: c, outlierDensity: density.outlierDensity)
+        }
+
+        /// ``robustWeight(_:multiplicity:)`` with the gross outliers' density `ε/span` replaced by
+        /// `outlierDensity`, m⁻¹ (the moving batch's short side,
+        /// ``FusionOptions/Gating/movingShortOutlierFraction``).
+        @inlinable public func robustWeight(_ e: Double, multiplicity c: Double, outlierDensity: Double)
+            -> (weight: Double, density: Double, inlier: Double, excess: Double, share: Double) {
             let inlier = inlier(e), excess = excess(e)
-            let total = inlier + excess + density.outlierDensity
+            let total = inlier + excess + outlierDensity
             let inverseTotal = 1 / total
             return (c * inlier * inverseTotal * inverseVariance, total, inlier, excess, (inlier + excess) * inverseTotal)
         }
