@@ -23,10 +23,11 @@ extension FusionOptions {
         /// hypotheses about a device it passes within centimetres set aside the short ranges of
         /// the pass and kept only the few that happened to follow them, whichever way they went
         /// (`accuracy --scenario distance-only-turning-peer --first-seed 49 --seeds 1
-        /// --moving-short-outliers 1`: a position 1.1 m off reported with NEES 262). 1 weighs both sides alike; Channel Sounding, whose iFFT
-        /// estimator reads short when it errs, sets 1 (``FusionOptions/forRanging(_:)``). A still
-        /// object's batch weighs both sides alike whatever this says: real anchors' ranges
-        /// carry short errors too (the drone sessions' fit worse without them).
+        /// --moving-short-outliers 1`: a position 1.1 m off reported with NEES 262). 1 weighs
+        /// both sides alike; Channel Sounding, whose iFFT estimator reads short when it errs,
+        /// sets 1 (``FusionOptions/forRanging(_:)``). A still object's batch weighs both sides
+        /// alike whatever this says: real anchors' ranges carry short errors too (the real drone
+        /// sessions' estimates are worse when their short ranges count as evidence).
         public var movingShortOutlierFraction: Double = 0.001
         /// `η`, the probability that a range is long by an unresolved multipath excess
         /// `U(0, L)` (the one-sided term of ``RangeErrorDensity``), and `L`, metres. 0 for UWB,
