@@ -345,6 +345,13 @@ extension CommandEdgeTests {
         #expect((value["failed"] as? [String])?.count == 1 && (value["recordings"] as? [Any])?.count == 2)
     }
 
+    /// The first scenario's mean NEES in `accuracy --json`'s output.
+    static func meanNEES(ofAccuracyJSON stdout: String) throws -> Double {
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(stdout.utf8)) as? [String: Any])
+        let rows = try #require(object["scenarios"] as? [[String: Any]])
+        return try #require(rows.first?["meanNEES"] as? Double)
+    }
+
     /// `--learned-range-correlation` is the default, and `--no-learned-range-correlation` takes a
     /// peer's ranges as independent again: on two runs of phone-to-phone UWB whose errors last
     /// (`peer-uwb-friend-walking`, seeds 86–87) the mean NEES is then a mirror image's.
@@ -355,12 +362,7 @@ extension CommandEdgeTests {
         let independent = try TestSupport.run(arguments + ["--no-learned-range-correlation"])
         #expect(plain.status == 0 && learned.status == 0 && independent.status == 0)
         #expect(plain.stdout == learned.stdout && plain.stdout != independent.stdout)
-        func meanNEES(_ stdout: String) throws -> Double {
-            let object = try #require(try JSONSerialization.jsonObject(with: Data(stdout.utf8)) as? [String: Any])
-            let rows = try #require(object["scenarios"] as? [[String: Any]])
-            return try #require(rows.first?["meanNEES"] as? Double)
-        }
-        #expect(try meanNEES(plain.stdout) < 16.27 && meanNEES(independent.stdout) > 16.27)
+        #expect(try Self.meanNEES(ofAccuracyJSON: plain.stdout) < 16.27 && Self.meanNEES(ofAccuracyJSON: independent.stdout) > 16.27)
     }
 
     /// `--moving-short-outliers 1` sets aside a walker's short ranges as readily as its long
@@ -372,11 +374,6 @@ extension CommandEdgeTests {
         let plain = try TestSupport.run(arguments)
         let symmetric = try TestSupport.run(arguments + ["--moving-short-outliers", "1"])
         #expect(plain.status == 0 && symmetric.status == 0)
-        func meanNEES(_ stdout: String) throws -> Double {
-            let object = try #require(try JSONSerialization.jsonObject(with: Data(stdout.utf8)) as? [String: Any])
-            let rows = try #require(object["scenarios"] as? [[String: Any]])
-            return try #require(rows.first?["meanNEES"] as? Double)
-        }
-        #expect(try meanNEES(plain.stdout) < 16.27 && meanNEES(symmetric.stdout) > 16.27)
+        #expect(try Self.meanNEES(ofAccuracyJSON: plain.stdout) < 16.27 && Self.meanNEES(ofAccuracyJSON: symmetric.stdout) > 16.27)
     }
 }

@@ -111,7 +111,11 @@ extension ObjectTracker {
         let s0 = o.sensors.rangeStandardDeviation / scale.squareRoot()
         guard s0 > 0 else { return }
         var ratio = rangeScatterCount >= 30 ? rangeScatterVariance / (s0 * s0) : 0
-        if let top = mixture.hypotheses.max(by: { $0.logWeight < $1.logWeight }) {
+        // The residuals are read for the level once one hypothesis holds half the weight, and
+        // for the correlation while it is learned; otherwise the window is not walked.
+        let learnsCorrelation = o.motion.rangeErrorCorrelationSeconds == 0 && o.motion.learnsRangeErrorCorrelation
+        if let top = mixture.hypotheses.max(by: { $0.logWeight < $1.logWeight }),
+           learnsCorrelation || top.logWeight > log(0.5) {
             let clip = 3 * s0 * scale.squareRoot()
             let pairGap = 1.5 * max(meanRangeInterval ?? o.sensors.minimumFusionInterval, o.sensors.minimumFusionInterval)
             var sum = 0.0, count = 0, lagged = 0.0, paired = 0.0, pairs = 0
