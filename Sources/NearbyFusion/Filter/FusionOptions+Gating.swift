@@ -26,8 +26,7 @@ extension FusionOptions {
         /// --moving-short-outliers 1`: a position 1.1 m off reported with NEES 262). 1 weighs
         /// both sides alike; Channel Sounding, whose iFFT estimator reads short when it errs,
         /// sets 1 (``FusionOptions/forRanging(_:)``). A still object's batch weighs both sides
-        /// alike whatever this says: real anchors' ranges carry short errors too (the real drone
-        /// sessions' estimates are worse when their short ranges count as evidence).
+        /// alike whatever this says: real anchors' ranges carry short errors too.
         public var movingShortOutlierFraction: Double = 0.001
         /// `η`, the probability that a range is long by an unresolved multipath excess
         /// `U(0, L)` (the one-sided term of ``RangeErrorDensity``), and `L`, metres. 0 for UWB,

@@ -80,8 +80,8 @@ extension FusionOptions {
         /// it and it stands beyond `3/√n` of what independent errors give by chance, sets
         /// `κ = (1 − ρ̂)/(1 + ρ̂)` as the correlation time above does. Independent errors (the
         /// simulated watch's walking friend) keep `κ` = 1; the phone-to-phone profile's lasting
-        /// errors read `ρ̂` 0.3–0.7 (the batch's own fit absorbs their slowest part), and its
-        /// bank calls one of two mirror images certain far less often (compare
+        /// errors read a `ρ̂` well below their own correlation (the batch's own fit absorbs
+        /// their slowest part), and its bank calls one of two mirror images certain far less often (compare
         /// `accuracy --scenario peer-uwb-both-walking --scenario peer-uwb-friend-walking` with
         /// and without `--no-learned-range-correlation`). Objects that keep still are weighed as
         /// their radio's model says, whatever this says.
