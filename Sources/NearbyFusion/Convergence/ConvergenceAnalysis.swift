@@ -202,7 +202,7 @@ import Foundation
 
         /// `bearingSigma`, when given (radians), is taken as ``bearingSigma`` and the mixture's
         /// own is not computed.
-        init(_ mixture: PositionMixture, antennaInWorld a: Vector3, levelTolerance tau: Double, bearingSigma given: Double? = nil) {
+        init(_ mixture: borrowing PositionMixture, antennaInWorld a: Vector3, levelTolerance tau: Double, bearingSigma given: Double? = nil) {
             if mixture.count == 1 {
                 // (Its fields read in place: a copy of the whole hypothesis showed in profiles.)
                 setSingle(meanInWorld: mixture.hypotheses[0].meanInWorld, covariance: mixture.hypotheses[0].covariance,

@@ -206,7 +206,7 @@ public struct FusionEngine: Sendable {
         let devicePose = Self.pose(at: measurement.timestamp, latest: latestPose, previous: previousPose)
         let limited = if let devicePose { lightingLimited(devicePose) } else { false }
         let context = ObjectTracker.Context(
-            optionsBox: objects[handle.index].optionsBox, capabilities: capabilities, cameraAssistanceEnabled: cameraAssistanceEnabled,
+            capabilities: capabilities, cameraAssistanceEnabled: cameraAssistanceEnabled,
             pathLength: pathLength, devicePose: devicePose, lightingLimited: limited)
         // In place on the array element: no copy of the tracker's buffers.
         return objects[handle.index].ingest(measurement, context: context)

@@ -221,12 +221,12 @@ extension ObjectTracker {
     /// trusted several times too much, and a still phone's bank, which no range can resolve
     /// across the line of sight, had lost the bearings that the noise had happened to disfavour.
     mutating func learnChannelSoundingRangeNoise(at t: Double, antennaInWorld a: Vector3, pose: DevicePose, context: Context) {
-        let s0 = context.optionsBox.options.sensors.rangeStandardDeviation
+        let s0 = optionsBox.options.sensors.rangeStandardDeviation
         guard rangeScatterCount >= 5, s0 > 0 else { return }
         // γ + ln 2: minus the mean of ln z² for a standard normal z; `log₂ ρ = (ℓ + γ + ln 2 − ln σ₀²)/ln 2`.
         let independent = (rangeLogScatter + 0.5772156649015329 + 0.6931471805599453 - 2 * log(s0)) * 1.4426950408889634
         // `log₂ ρ_φ`: the second differences of errors correlated `φ` have variance `(6 − 8φ + 2φ²) σ²`.
-        let exponent = independent + context.optionsBox.correlatedScatterCorrection
+        let exponent = independent + optionsBox.correlatedScatterCorrection
         // π/(√2 ln 2) = 3.2050…: one `ln z²`'s standard deviation in `log₂`.
         let spread = 3.204862591065631 / Double(min(rangeScatterCount, 39)).squareRoot()
         guard abs(exponent - Double(rangeNoiseLevel)) >= 0.75 + spread else { return }
@@ -235,7 +235,7 @@ extension ObjectTracker {
         rangeNoiseLevel = level
         guard phase == .acquiring, !mixture.isEmpty else { return }
         retile(radiusMetres: fusedDistance(from: a), antennaInWorld: a, at: t, pose: pose, pathLength: context.pathLength,
-               options: withLearnedRangeNoise(context.options))
+               options: withLearnedRangeNoise(optionsBox.options))
     }
 
     /// Whether a hypothesis holding at least 1 % of the weight explains a range `r` measured
@@ -350,7 +350,7 @@ extension ObjectTracker {
     /// Tiles the first range's sphere with hypotheses and starts a new window.
     mutating func initialise(rangeMetres r: Double, at t: Double, pose: DevicePose,
                                      antennaInWorld a: Vector3, context: Context) {
-        let options = context.options, pathLength = context.pathLength
+        let options = optionsBox.options, pathLength = context.pathLength
         window.removeAll()   // the first range is in the tiles' priors
         processVarianceSinceInitialisation = 0
         if acquiresByGrid {

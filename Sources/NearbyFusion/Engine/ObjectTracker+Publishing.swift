@@ -15,7 +15,7 @@ extension ObjectTracker {
         // (A range beyond reach, before any other, is passed on as the radio gave it.)
         estimate.distance = distanceSmoother.update(
             at: t, range: usable, isStaleRepeat: isStaleRepeat, reference: reference, generation: estimateGeneration,
-            density: context.optionsBox.rangeErrorDensity, variance: options.rangeVariance(measured: usable ?? 0),
+            density: optionsBox.rangeErrorDensity, variance: options.rangeVariance(measured: usable ?? 0),
             residualIntensity: options.channelSounding.distanceResidualAccelerationIntensity, freeIntensity: options.motion.accelerationIntensity,
             minimumInterval: options.sensors.minimumFusionInterval, filter: options.distanceFilter) ?? estimate.distance
     }

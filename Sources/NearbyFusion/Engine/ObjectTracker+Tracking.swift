@@ -125,7 +125,7 @@ extension ObjectTracker {
     /// `∂d/∂ε = (−sin ε sin α, cos ε, sin ε cos α)`.
     mutating func startTracking(fromRange r: Double, angles: Vector2, pose: DevicePose, antennaInWorld a: Vector3,
                                         at t: Double, context: Context) {
-        let o = context.options
+        let o = optionsBox.options
         let alpha = angles.x, epsilon = angles.y
         let rotation = pose.worldFromDevice
         let d = rotation.rotate(DeviceAngles.direction(azimuth: alpha, elevation: epsilon))

@@ -21,13 +21,10 @@ final class OptionsBox: Sendable {
 }
 
 extension ObjectTracker {
-    /// What an object's update needs from the engine. The options travel by reference (a
-    /// shared immutable box): copying their ~400 bytes on every update showed in profiles.
+    /// What an object's update needs from the engine. The options are the tracker's own
+    /// (`optionsBox`): a reference to them here would be retained and released on every
+    /// update, as the engine builds the context while it holds the tracker for writing.
     struct Context {
-        let optionsBox: OptionsBox
-        /// Read once per update and passed down as an argument (each read copies the
-        /// struct out of the box).
-        var options: FusionOptions { optionsBox.options }
         let capabilities: DeviceCapabilities
         let cameraAssistanceEnabled: Bool
         /// Device path length while VIO tracked normally, metres.
@@ -72,16 +69,16 @@ extension ObjectTracker {
             }
             // No estimate to refer to: a Channel Sounding object's ranges, smoothed.
             if ranging == .bluetoothChannelSounding {
-                let options = context.options
+                let options = optionsBox.options
                 let stale = rawDistance.map { $0 <= options.coaching.maximumRange && isStaleRepeat($0) } ?? false
                 publishSmoothedDistance(into: &estimate, at: t, raw: rawDistance, isStaleRepeat: stale, reference: nil, context: context,
                                         options: options)
             }
             return estimate
         }
-        // Read once: each read of `context.options` copies the ~500-byte struct out of its box
+        // Read once: each read of `optionsBox.options` copies the ~500-byte struct out of its box
         // (four copies per update were 2.5 % of a steady-state update's instructions).
-        let options = context.options
+        let options = optionsBox.options
         let antennaInWorld = devicePose.positionInWorld + devicePose.worldFromDevice.rotate(options.sensors.antennaOffsetInDevice)
         // A stale repeat (``isStaleRepeat(_:)``) is published as the radio gave it but
         // fused as no range: it is no new measurement.
@@ -141,7 +138,7 @@ extension ObjectTracker {
     mutating func fuseWithLearnedRangeNoise(range: Double?, direction: Vector3?, at t: Double, pose: DevicePose,
                                             antennaInWorld: Vector3, context: Context) {
         fuse(range: range, direction: direction, at: t, pose: pose, antennaInWorld: antennaInWorld, context: context,
-             options: withLearnedRangeNoise(context.options))
+             options: withLearnedRangeNoise(optionsBox.options))
     }
 
     /// `fuse` for a Channel Sounding object: with its learned range noise, and the range bias it
@@ -150,7 +147,7 @@ extension ObjectTracker {
     /// Out of line: a UWB update never pays for the options' copy.
     @inline(never)
     mutating func fuseChannelSounding(range: Double?, at t: Double, pose: DevicePose, antennaInWorld: Vector3, context: Context) {
-        var options = context.options
+        var options = optionsBox.options
         if rangeNoiseLevel != 0 { applyLearnedRangeNoise(to: &options) }
         options.considerChannelSoundingRangeBias(distanceMetres: mixture.isEmpty ? (range ?? 0) : fusedDistance(from: antennaInWorld))
         fuse(range: range, direction: nil, at: t, pose: pose, antennaInWorld: antennaInWorld, context: context, options: options)
@@ -162,7 +159,7 @@ extension ObjectTracker {
     @inline(never)
     mutating func publishChannelSoundingDistance(into estimate: inout NearbyObjectEstimate, at t: Double, raw: Double?,
                                                  isStaleRepeat: Bool, context: Context) {
-        let options = rangeNoiseLevel == 0 ? context.options : withLearnedRangeNoise(context.options)
+        let options = rangeNoiseLevel == 0 ? optionsBox.options : withLearnedRangeNoise(optionsBox.options)
         publishSmoothedDistance(into: &estimate, at: t, raw: raw, isStaleRepeat: isStaleRepeat,
                                 reference: mixture.isEmpty ? nil : estimate.distance, context: context, options: options)
     }
