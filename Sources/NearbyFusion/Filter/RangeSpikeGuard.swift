@@ -77,19 +77,22 @@
     /// The Theil–Sen line through the ranges kept, read at `t`: slope `b = median over pairs of
     /// (rⱼ − rᵢ)/(tⱼ − tᵢ)`, value `median(rᵢ + b (t − tᵢ))`.
     func trend(at t: Double) -> Double {
-        var slopes = SIMD32<Double>()
-        var pairs = 0
-        for i in 0..<rangeCount {
-            // (Ranges within a microsecond of each other give no slope.)
-            for j in (i + 1)..<max(rangeCount, i + 1) where abs(times[j] - times[i]) > 1e-6 {
-                slopes[pairs] = (ranges[j] - ranges[i]) / (times[j] - times[i])
-                pairs += 1
+        // In a buffer on the stack: at most 21 slopes, then the seven values.
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: 32) { buffer in
+            let s = buffer.baseAddress!
+            var pairs = 0
+            for i in 0..<rangeCount {
+                // (Ranges within a microsecond of each other give no slope.)
+                for j in (i + 1)..<max(rangeCount, i + 1) where abs(times[j] - times[i]) > 1e-6 {
+                    s[pairs] = (ranges[j] - ranges[i]) / (times[j] - times[i])
+                    pairs += 1
+                }
             }
+            let slope = pairs > 0 ? sortedMedian(s, count: pairs) : 0
+            guard rangeCount > 0 else { return 0 }
+            for i in 0..<rangeCount { s[i] = ranges[i] + slope * (t - times[i]) }
+            return sortedMedian(s, count: rangeCount)
         }
-        let slope = pairs > 0 ? laneMedian(slopes, count: pairs) : 0
-        var values = SIMD8<Double>()
-        for i in 0..<rangeCount { values[i] = ranges[i] + slope * (t - times[i]) }
-        return laneMedian(values, count: rangeCount)
     }
 
     /// Whether the device's own motion explains a still object's range growing by `growth`

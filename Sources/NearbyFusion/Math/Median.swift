@@ -5,8 +5,22 @@
 @inline(__always)
 func laneMedian<V: SIMD>(_ v: V, count n: Int) -> Double where V.Scalar == Double {
     guard n > 0 else { return 0 }
-    var s = v
-    for i in 1..<n {
+    let count = min(n, V.scalarCount)
+    return withUnsafeTemporaryAllocation(of: Double.self, capacity: V.scalarCount) { buffer in
+        // Copied out of the vector once: sorting its lanes in place wrote and re-read single
+        // lanes of a vector held in memory, which stalled on every access.
+        withUnsafeBytes(of: v) { lanes in
+            for i in 0..<count { buffer[i] = lanes.load(fromByteOffset: i * MemoryLayout<Double>.stride, as: Double.self) }
+        }
+        return sortedMedian(buffer.baseAddress!, count: count)
+    }
+}
+
+/// The median of the `n ≥ 1` values at `s`, which it sorts in place (insertion sort): the
+/// mean of the two middle ones when `n` is even.
+@inline(__always)
+func sortedMedian(_ s: UnsafeMutablePointer<Double>, count n: Int) -> Double {
+    for i in 1..<max(n, 1) {
         let x = s[i]
         var j = i - 1
         while j >= 0 && s[j] > x { s[j + 1] = s[j]; j -= 1 }
