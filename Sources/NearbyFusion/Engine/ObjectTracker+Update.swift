@@ -37,6 +37,9 @@ extension ObjectTracker {
 
     /// One UWB update for this object: fusion, then what is published, every output within
     /// the format's bounds (``NearbyObjectEstimate/withholdOutputsBeyondBounds()``).
+    /// (Inlined into the engine's one call: returned from a call, the estimate was written field
+    /// by field and then copied whole, and the copy's wide loads waited on the narrow stores.)
+    @inline(__always)
     mutating func ingest(_ measurement: UWBMeasurement, context: Context) -> NearbyObjectEstimate {
         var estimate = fuseAndPublish(measurement, context: context)
         estimate.withholdOutputsBeyondBounds()
