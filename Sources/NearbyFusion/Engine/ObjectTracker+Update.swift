@@ -79,7 +79,7 @@ extension ObjectTracker {
             }
             return estimate
         }
-        // Read once: each read of `optionsBox.options` copies the ~500-byte struct out of its box
+        // Read once: each read of `optionsBox.options` copies the ~860-byte struct out of its box
         // (four copies per update were 2.5 % of a steady-state update's instructions).
         let options = optionsBox.options
         let antennaInWorld = devicePose.positionInWorld + devicePose.worldFromDevice.rotate(options.sensors.antennaOffsetInDevice)

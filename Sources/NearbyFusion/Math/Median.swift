@@ -16,11 +16,12 @@ func laneMedian<V: SIMD>(_ v: V, count n: Int) -> Double where V.Scalar == Doubl
     }
 }
 
-/// The median of the `n ≥ 1` values at `s`, which it sorts in place (insertion sort): the
-/// mean of the two middle ones when `n` is even.
+/// The median of the `n` values at `s`, which it sorts in place (insertion sort): the mean of
+/// the two middle ones when `n` is even; 0 when `n < 1`.
 @inline(__always)
 func sortedMedian(_ s: UnsafeMutablePointer<Double>, count n: Int) -> Double {
-    for i in 1..<max(n, 1) {
+    guard n > 0 else { return 0 }
+    for i in 1..<n {
         let x = s[i]
         var j = i - 1
         while j >= 0 && s[j] > x { s[j + 1] = s[j]; j -= 1 }
