@@ -69,13 +69,27 @@ extension ObjectTracker {
     func movingInformationScale(options o: FusionOptions) -> Double {
         let tau = o.motion.rangeErrorCorrelationSeconds
         guard tau > 0 else {
-            guard o.motion.learnsRangeErrorCorrelation else { return 1 }
+            guard learnsRangeErrorCorrelation(o) else { return 1 }
             let phi = learnedRangeErrorCorrelation
             return (1 - phi) / (1 + phi)
         }
-        let interval = max(meanRangeInterval ?? o.sensors.minimumFusionInterval, o.sensors.minimumFusionInterval, 1e-3)
-        let rho = exp(-interval / tau)
+        let rho = exp(-max(fusedRangeInterval(o), 1e-3) / tau)
         return (1 - rho) / (1 + rho)
+    }
+
+    /// Whether the correlation of consecutive range errors is learned from the moving batch's
+    /// residuals: no correlation time is set (``FusionOptions/Motion/rangeErrorCorrelationSeconds``
+    /// 0) and ``FusionOptions/Motion/learnsRangeErrorCorrelation``.
+    @inline(__always)
+    func learnsRangeErrorCorrelation(_ o: FusionOptions) -> Bool {
+        o.motion.rangeErrorCorrelationSeconds == 0 && o.motion.learnsRangeErrorCorrelation
+    }
+
+    /// `Δt`, seconds: the object's mean interval between fused ranges (`meanRangeInterval`), at
+    /// least ``FusionOptions/Sensors/minimumFusionInterval`` and that interval before any.
+    @inline(__always)
+    func fusedRangeInterval(_ o: FusionOptions) -> Double {
+        max(meanRangeInterval ?? o.sensors.minimumFusionInterval, o.sensors.minimumFusionInterval)
     }
 
     /// Learns the range noise of an object that may move: a radio noisier than
@@ -113,11 +127,10 @@ extension ObjectTracker {
         var ratio = rangeScatterCount >= 30 ? rangeScatterVariance / (s0 * s0) : 0
         // The residuals are read for the level once one hypothesis holds half the weight, and
         // for the correlation while it is learned; otherwise the window is not walked.
-        let learnsCorrelation = o.motion.rangeErrorCorrelationSeconds == 0 && o.motion.learnsRangeErrorCorrelation
         if let top = mixture.hypotheses.max(by: { $0.logWeight < $1.logWeight }),
-           learnsCorrelation || top.logWeight > log(0.5) {
+           learnsRangeErrorCorrelation(o) || top.logWeight > log(0.5) {
             let clip = 3 * s0 * scale.squareRoot()
-            let pairGap = 1.5 * max(meanRangeInterval ?? o.sensors.minimumFusionInterval, o.sensors.minimumFusionInterval)
+            let pairGap = 1.5 * fusedRangeInterval(o)
             var sum = 0.0, count = 0, lagged = 0.0, paired = 0.0, pairs = 0
             var previous: (t: Double, e: Double)?
             for e in window.entries where e.hasRange && e.multiplicity == 1 {

@@ -88,8 +88,7 @@
                     pairs += 1
                 }
             }
-            let slope = pairs > 0 ? sortedMedian(s, count: pairs) : 0
-            guard rangeCount > 0 else { return 0 }
+            let slope = sortedMedian(s, count: pairs)
             for i in 0..<rangeCount { s[i] = ranges[i] + slope * (t - times[i]) }
             return sortedMedian(s, count: rangeCount)
         }
