@@ -122,8 +122,11 @@ struct ObjectTracker: Sendable {
     /// (`learnMovingRangeNoise(now:options:)`), 0 to 4; for a Channel Sounding object, from
     /// its ranges' scatter alone (`learnChannelSoundingRangeNoise(at:antennaInWorld:pose:context:)`), 0 or 2 to 8.
     var rangeNoiseLevel = 0
-    /// `2^rangeNoiseLevel`: the factor on the configured range variance.
-    var rangeVarianceScale: Double { Double(1 << rangeNoiseLevel) }
+    /// `2^rangeNoiseLevel`: the factor on the configured range variance. (Inlined: called
+    /// from the update, a getter on the tracker took a copy of the whole tracker.)
+    var rangeVarianceScale: Double {
+        @inline(__always) get { Double(1 << rangeNoiseLevel) }
+    }
     /// The ranges' own scatter (`noteRangeScatter(_:at:variance:)`,
     /// `noteChannelSoundingRange(_:at:antennaInWorld:pose:context:)`): the last two fresh ranges
     /// and their times, the variance estimate, m², and how many second differences it holds.

@@ -544,20 +544,45 @@ public struct SteadyMotion: Sendable, Hashable {
     }
 
     /// ``update(model:measured:outlierProbability:outlierSpan:)`` for a direction given as the
-    /// measured device-frame vector `m`. While the moving model sleeps, the stationary
-    /// innovation is formed from `m` itself (``DirectionModel/linearisedInnovation(measuredDirection:at:)``:
-    /// two arc tangents where the angles of `m` and of the prediction take four); awake, or as
-    /// the measurement wakes it, every model is corrected by `m`'s angles as above.
+    /// measured device-frame vector `m`: every model's innovation is formed from `m` itself
+    /// (``DirectionModel/linearisedInnovation(measuredDirection:at:)``: two arc tangents of
+    /// small angles where the angles of `m` and of the prediction take four, the same
+    /// innovation to a couple of units in the last place). The manoeuvring model carries the
+    /// stationary model's linearisation when the model allows it, as above:
+    /// `ν_m = ν_s − H_s (p_m − p_s)`, `H_m ≈ H_s`.
     public mutating func update(model: DirectionModel, measuredDirection m: Vector3,
                                 outlierProbability eps: Double, outlierSpan: Double) -> Bool {
+        let outlier = eps / (outlierSpan * outlierSpan), inlier = 1 - eps
+        let ps = stationary.positionInWorld
+        let (nu, jacobian) = model.linearisedInnovation(measuredDirection: m, at: ps)
+        let i = PlanarInnovation(innovation: nu, jacobian: jacobian, noise: model.covariance,
+                                 covariance: stationary.positionCovariance)
         if movingAsleep {
-            let (nu, jacobian) = model.linearisedInnovation(measuredDirection: m, at: stationary.positionInWorld)
-            let i = PlanarInnovation(innovation: nu, jacobian: jacobian, noise: model.covariance,
-                                     covariance: stationary.positionCovariance)
-            let outlier = eps / (outlierSpan * outlierSpan)
-            if let accepted = updateWhileAsleep(model: model, innovation: i, inlier: 1 - eps, outlier: outlier) { return accepted }
+            if let accepted = updateWhileAsleep(model: model, innovation: i, inlier: inlier, outlier: outlier) { return accepted }
         }
-        return update(model: model, measured: DeviceAngles.azimuthElevation(m), outlierProbability: eps, outlierSpan: outlierSpan)
+        // (A wake leaves the stationary model as it was: `i` still holds.)
+        let s = stationary.update(model: model, innovation: i)
+        if movingIdle { return s.accepted }
+        let pm = moving.positionInWorld
+        let movingInnovation: PlanarInnovation
+        if model.carriesLinearisation(from: ps, to: pm) {
+            let d = pm - ps
+            movingInnovation = PlanarInnovation(innovation: nu - Vector2(jacobian.row0.dot(d), jacobian.row1.dot(d)),
+                                                jacobian: jacobian, noise: model.covariance, covariance: moving.positionCovariance)
+        } else {
+            let (nuM, jacobianM) = model.linearisedInnovation(measuredDirection: m, at: pm)
+            movingInnovation = PlanarInnovation(innovation: nuM, jacobian: jacobianM, noise: model.covariance,
+                                                covariance: moving.positionCovariance)
+        }
+        let mo = moving.update(model: model, innovation: movingInnovation)
+        stationaryLikelihood *= inlier * s.likelihood + outlier
+        movingLikelihood *= inlier * mo.likelihood + outlier
+        guard hasSteadyModel else { return s.accepted || mo.accepted }
+        let (nuW, jacobianW) = model.linearisedInnovation(measuredDirection: m, at: steady.positionInWorld)
+        let w = steady.update(model: model, innovation: PlanarInnovation(innovation: nuW, jacobian: jacobianW, noise: model.covariance,
+                                                                          covariance: steady.positionCovariance))
+        steadyLikelihood *= inlier * w.likelihood + outlier
+        return s.accepted || mo.accepted || w.accepted
     }
 
     /// A direction while the moving model sleeps, from the stationary model's innovation `i`:
