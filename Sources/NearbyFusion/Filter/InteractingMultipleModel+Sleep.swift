@@ -105,13 +105,33 @@ struct SleepTrail: Sendable, Hashable {
     /// probability of motion before the step and the step's transitions `π_sm`, `π_ms`, and
     /// up to three rows (a range and a direction).
     struct Step: Sendable, Hashable {
+        static func == (a: Step, b: Step) -> Bool {
+            a.position == b.position && a.covariance == b.covariance && a.seconds == b.seconds
+                && a.accelerationIntensity == b.accelerationIntensity && a.addedPositionVariance == b.addedPositionVariance
+                && a.velocityPriorVariance == b.velocityPriorVariance && a.excessVariance == b.excessVariance
+                && a.movingProbabilityBefore == b.movingProbabilityBefore && a.stillToMoving == b.stillToMoving
+                && a.movingToStill == b.movingToStill && a.rowCount == b.rowCount
+                && (0..<3).allSatisfy { a.rows[$0] == b.rows[$0] }
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(position)
+            hasher.combine(covariance)
+            hasher.combine(seconds)
+            hasher.combine(rowCount)
+            for k in 0..<rowCount { hasher.combine(rows[k]) }
+        }
+
         var position = Vector3.zero, covariance = Matrix3.zero
         var seconds = 0.0, accelerationIntensity = Vector3.zero, addedPositionVariance = 0.0, velocityPriorVariance = 0.0
         /// `e`, m² per world axis: the manoeuvring model's position variance beyond the
         /// stationary model's when it fell asleep (``InteractingMultipleModel/sleepingSpread``).
         var excessVariance = 0.0
         var movingProbabilityBefore = 0.0, stillToMoving = 0.0, movingToStill = 0.0
-        var row0 = Row(), row1 = Row(), row2 = Row()
+        /// The rows, in the order they corrected the step (the first ``rowCount`` are set).
+        /// Fixed-size storage indexed in place: an accessor that yielded a stored property
+        /// per index was a coroutine call per read or write.
+        var rows = InlineArray<3, Row>(repeating: Row())
         var rowCount = 0
 
         /// `C = (Δt² σ_v² + e) I + Q_a Δt³/3` (m² per world axis): what the prediction of the
@@ -123,41 +143,36 @@ struct SleepTrail: Sendable, Hashable {
         }
 
         subscript(row k: Int) -> Row {
-            get { k == 0 ? row0 : (k == 1 ? row1 : row2) }
-            _modify {
-                switch k {
-                case 0: yield &row0
-                case 1: yield &row1
-                default: yield &row2
-                }
-            }
+            get { rows[k] }
+            set { rows[k] = newValue }
         }
 
         mutating func append(_ row: Row) {
             guard rowCount < 3 else { return }
-            self[row: rowCount] = row
+            rows[rowCount] = row
             rowCount += 1
         }
     }
 
-    var step0 = Step(), step1 = Step(), step2 = Step(), step3 = Step(), step4 = Step(), step5 = Step(), step6 = Step(), step7 = Step()
+    /// The steps, a ring of ``capacity`` slots (fixed-size storage indexed in place).
+    var steps = InlineArray<8, Step>(repeating: Step())
     /// The slot of the newest step, and how many steps are held.
     var newest = 0, count = 0
 
     subscript(slot k: Int) -> Step {
-        get { switch k { case 0: step0; case 1: step1; case 2: step2; case 3: step3; case 4: step4; case 5: step5; case 6: step6; default: step7 } }
-        _modify {
-            switch k {
-            case 0: yield &step0
-            case 1: yield &step1
-            case 2: yield &step2
-            case 3: yield &step3
-            case 4: yield &step4
-            case 5: yield &step5
-            case 6: yield &step6
-            default: yield &step7
-            }
-        }
+        get { steps[k] }
+        set { steps[k] = newValue }
+    }
+
+    static func == (a: SleepTrail, b: SleepTrail) -> Bool {
+        a.newest == b.newest && a.count == b.count && a.newestPosition == b.newestPosition && a.newestSpread == b.newestSpread
+            && (0..<capacity).allSatisfy { a.steps[$0] == b.steps[$0] }
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(newest)
+        hasher.combine(count)
+        for k in 0..<Self.capacity { hasher.combine(steps[k]) }
     }
 
     /// The newest step's predicted position `p̄` (world frame, metres) and ``Step/spread`` (m² per
@@ -172,7 +187,7 @@ struct SleepTrail: Sendable, Hashable {
     mutating func begin(_ set: (inout Step) -> Void) {
         newest = count == 0 ? 0 : (newest + 1) % Self.capacity
         count = min(count + 1, Self.capacity)
-        (newestPosition, newestSpread) = Self.start(&self[slot: newest], set)
+        (newestPosition, newestSpread) = Self.start(&steps[newest], set)
     }
 
     /// Empties `step`'s rows, lets `set` write its other fields, and returns its predicted
@@ -187,18 +202,18 @@ struct SleepTrail: Sendable, Hashable {
     /// Records a scalar row linearised at `p`.
     mutating func record(h: Vector3, innovation nu: Double, at p: Vector3, variance r: Double, gate: Double, robust: Robust) {
         guard count > 0 else { return }
-        self[slot: newest].append(Row(h: h, innovation: nu + h.dot(p - newestPosition), variance: r, gate: gate, robust: robust))
+        steps[newest].append(Row(h: h, innovation: nu + h.dot(p - newestPosition), variance: r, gate: gate, robust: robust))
     }
 
     /// Records a direction linearised at `p`, its rows a pair (the noise covariance diagonal, as
     /// ``KinematicGaussian/update(model:innovation:gated:)`` takes it).
     mutating func record(jacobian h: Jacobian2x3, innovation nu: Vector2, at p: Vector3, covariance r: SymmetricMatrix2,
                          gate: Double, robust: Robust) {
-        guard count > 0, self[slot: newest].rowCount <= 1 else { return }
+        guard count > 0, steps[newest].rowCount <= 1 else { return }
         let d = p - newestPosition
-        self[slot: newest].append(Row(h: h.row0, innovation: nu.x + h.row0.dot(d), variance: r.a, gate: gate, robust: robust,
-                                      pairedWithNext: true))
-        self[slot: newest].append(Row(h: h.row1, innovation: nu.y + h.row1.dot(d), variance: r.c))
+        steps[newest].append(Row(h: h.row0, innovation: nu.x + h.row0.dot(d), variance: r.a, gate: gate, robust: robust,
+                                 pairedWithNext: true))
+        steps[newest].append(Row(h: h.row1, innovation: nu.y + h.row1.dot(d), variance: r.c))
     }
 
     /// The awake filter's manoeuvring model and mode probability run over the trail, up to the
