@@ -127,14 +127,22 @@ extension ObjectTracker {
         var ratio = rangeScatterCount >= 30 ? rangeScatterVariance / (s0 * s0) : 0
         // The residuals are read for the level once one hypothesis holds half the weight, and
         // for the correlation while it is learned; otherwise the window is not walked.
-        if let top = mixture.hypotheses.max(by: { $0.logWeight < $1.logWeight }),
-           learnsRangeErrorCorrelation(o) || top.logWeight > log(0.5) {
+        // The heaviest hypothesis (the first of equals), read in place: `max(by:)` copied
+        // every hypothesis it compared.
+        var heaviest: Int?
+        for i in mixture.hypotheses.indices
+        where heaviest.map({ mixture.hypotheses[i].logWeight > mixture.hypotheses[$0].logWeight }) ?? true {
+            heaviest = i
+        }
+        if let heaviest, case let topLogWeight = mixture.hypotheses[heaviest].logWeight,
+           learnsRangeErrorCorrelation(o) || topLogWeight > log(0.5) {
+            let topMean = mixture.hypotheses[heaviest].meanInWorld, topVelocity = mixture.hypotheses[heaviest].velocityInWorld
             let clip = 3 * s0 * scale.squareRoot()
             let pairGap = 1.5 * fusedRangeInterval(o)
             var sum = 0.0, count = 0, lagged = 0.0, paired = 0.0, pairs = 0
             var previous: (t: Double, e: Double)?
             for e in window.entries where e.hasRange && e.multiplicity == 1 {
-                let p = top.meanInWorld - (now - e.timestamp) * top.velocityInWorld
+                let p = topMean - (now - e.timestamp) * topVelocity
                 let residual = min(max(e.rangeMetres - (p - e.antennaInWorld).length, -clip), clip)
                 sum += residual * residual
                 count += 1
@@ -145,7 +153,7 @@ extension ObjectTracker {
                 }
                 previous = (e.timestamp, residual)
             }
-            if top.logWeight > log(0.5), count >= 20 { ratio = max(ratio, sum / Double(count) / (s0 * s0)) }
+            if topLogWeight > log(0.5), count >= 20 { ratio = max(ratio, sum / Double(count) / (s0 * s0)) }
             if pairs >= 50, paired > 0 {
                 let rho = lagged / paired
                 learnedRangeErrorCorrelation = rho > 3 / Double(pairs).squareRoot() ? min(rho, 0.98) : 0

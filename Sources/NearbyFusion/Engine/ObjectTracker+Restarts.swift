@@ -47,12 +47,14 @@ extension ObjectTracker {
         // no trend of its ranges.
         let bias = o.sensors.rangeBiasStandardDeviation * o.sensors.rangeBiasStandardDeviation
         let tracked = phase == .tracking && considersRangeBias
-        for h in mixture.hypotheses {
-            let w = mixture.count == 1 ? 1 : exp(h.logWeight)
+        // Read in place, by index: `for h in` copied each hypothesis (~1.4 kB).
+        let hypotheses = mixture.hypotheses
+        for i in hypotheses.indices {
+            let w = hypotheses.count == 1 ? 1 : exp(hypotheses[i].logWeight)
             // (A tracked object's one hypothesis carries the share handed over, `consideredCovariance`.)
-            let covariance = tracked ? h.remainingCovariance(less: consideredCovariance) ?? h.covariance
-                : h.estimatedCovariance(consideredBiasVariance: bias)
-            nu += w * model.normalizedInnovation(entry.rangeMetres, at: h.meanInWorld, covariance: covariance)
+            let covariance = tracked ? hypotheses[i].remainingCovariance(less: consideredCovariance) ?? hypotheses[i].covariance
+                : hypotheses[i].estimatedCovariance(consideredBiasVariance: bias)
+            nu += w * model.normalizedInnovation(entry.rangeMetres, at: hypotheses[i].meanInWorld, covariance: covariance)
         }
         guard nu.isFinite else { return false }
         return restarts.rangesTrendAway(adding: nu, options: o)

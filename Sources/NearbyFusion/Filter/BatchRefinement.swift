@@ -452,10 +452,13 @@ import Foundation
     /// (``solve(_:window:k:priorInformation:)``) and its model rebuilt there.
     static func refineEach(_ mixture: inout PositionMixture, window: MeasurementWindow, k constants: Constants, addedVariance: Double) {
         let pathLength = window.entries.last?.pathLengthMetres ?? 0
-        var k = constants
-        if k.burstForgettingRate > 0 {
-            k.everyUpdateSmoothingWeight = max(0.01, heaviestWeight(rank: Constants.smoothedEveryUpdate, in: mixture))
+        var adjusted = constants
+        if adjusted.burstForgettingRate > 0 {
+            adjusted.everyUpdateSmoothingWeight = max(0.01, heaviestWeight(rank: Constants.smoothedEveryUpdate, in: mixture))
         }
+        // Read by the closure as a constant: a captured `var` was copied whole (~1.3 kB, the
+        // options with it) at every call that passed it on.
+        let k = adjusted
         mixture.transformEach { h in
             guard let priorInformation = h.priorCovariance.inverse else { return }
             if let delta = extend(&h.linearisation, window: window, k: k, priorInformation: priorInformation,
@@ -480,7 +483,7 @@ import Foundation
                     return
                 }
             }
-            guard let (x, _) = solve(h, window: window, k: k, priorInformation: priorInformation) else { return }
+            guard let (x, _) = solve(priorMean: h.priorMeanInWorld, window: window, k: k, priorInformation: priorInformation) else { return }
             let model = linearisation(at: x, window: window, k: k, priorInformation: priorInformation, priorMean: h.priorMeanInWorld)
             settle(&h, model: model, step: .zero, k: k, priorInformation: priorInformation, pathLengthMetres: pathLength,
                    addedVariance: addedVariance)
@@ -509,11 +512,10 @@ import Foundation
     }
 
     /// Step 1 for one hypothesis: the reweighted Gauss–Newton minimisation of `f` from its prior
-    /// mean (``descend(from:tolerance:_:)``); the minimum and the normal equations there, or
+    /// mean `mu0` (world frame, metres; ``descend(from:tolerance:_:)``); the minimum and the normal equations there, or
     /// `nil` when they become singular.
-    static func solve(_ h: PositionHypothesis, window: MeasurementWindow, k: Constants, priorInformation: Matrix3)
+    static func solve(priorMean mu0: Vector3, window: MeasurementWindow, k: Constants, priorInformation: Matrix3)
         -> (Vector3, (a: Matrix3, b: Vector3, logLikelihood: Double, biasGradient: Vector3))? {
-        let mu0 = h.priorMeanInWorld
         return descend(from: mu0, tolerance: k.options.acquisition.solveStepTolerance) { x in
             let l = linearise(at: x, window: window, k: k, priorInformation: priorInformation, priorMean: mu0)
             return (0.5 * priorInformation.quadraticForm(x - mu0) - l.logLikelihood, l.a, l.b, l)
