@@ -65,7 +65,10 @@ extension ObjectTracker {
     /// object's mean interval between fused ranges (`meanRangeInterval`, at least
     /// ``FusionOptions/Sensors/minimumFusionInterval``); with `τ` = 0 and
     /// ``FusionOptions/Motion/learnsRangeErrorCorrelation``, `ρ = φ̂` learned from the batch's
-    /// residuals (`learnMovingRangeNoise(now:options:)`); 1 otherwise.
+    /// residuals (`learnMovingRangeNoise(now:options:)`); 1 otherwise. (Inlined, as is
+    /// ``bankExplains(_:from:options:longBy:)``: an outlined call from a mutating method copied
+    /// the whole tracker.)
+    @inline(__always)
     func movingInformationScale(options o: FusionOptions) -> Double {
         let tau = o.motion.rangeErrorCorrelationSeconds
         guard tau > 0 else {
@@ -263,6 +266,7 @@ extension ObjectTracker {
     /// from `a` within its gate, or, with `excess` (metres) > 0, as a range long by a multipath
     /// excess of at most `excess` (``RangeErrorDensity``'s one-sided term): `r − excess` within
     /// the gate, or `r` between the hypothesis's distance and that distance plus `excess`.
+    @inline(__always)
     func bankExplains(_ r: Double, from a: Vector3, options o: FusionOptions, longBy excess: Double = 0) -> Bool {
         let model = o.rangeModel(from: a, measured: r)
         for h in mixture.hypotheses where h.logWeight > log(0.01) {

@@ -109,7 +109,9 @@ extension BatchRefinement {
         /// `S = A_vv − A_xvᵀ A_xx⁻¹ A_xv`, `δ_v = S⁻¹ (b_v − A_xvᵀ A_xx⁻¹ b_x)`,
         /// `δ_x = A_xx⁻¹ (b_x − A_xv δ_v)`, `(A⁻¹)_xx = A_xx⁻¹ + A_xx⁻¹ A_xv S⁻¹ A_xvᵀ A_xx⁻¹`,
         /// `(A⁻¹)_xv = −A_xx⁻¹ A_xv S⁻¹`, `(A⁻¹)_vv = S⁻¹`, `det A = det A_xx · det S`. `nil` when a
-        /// block is singular.
+        /// block is singular. (Inlined: returned from a call, the 273-byte result was built
+        /// and then copied whole.)
+        @inline(__always)
         @_spi(Internals) public func solve() -> (dx: Vector3, dv: Vector3, positionCovariance: Matrix3, crossCovariance: Matrix3,
                          velocityCovariance: Matrix3, logDeterminant: Double)? {
             guard let s = schurSolve(axx, axv, avv, positiveDefinite: false) else { return nil }

@@ -32,6 +32,9 @@ import Foundation
     /// unknown about where this hypothesis lies, which a test of the next ranges against it
     /// reads (a common bias moves the solution and its prediction of the ranges together).
     /// ``covariance`` itself where the difference is not positive definite.
+    /// (Inlined, as is ``remainingCovariance(less:)``: called on an element of the bank, an
+    /// outlined call took a copy of the whole hypothesis.)
+    @inline(__always)
     public func estimatedCovariance(consideredBiasVariance: Double) -> Matrix3 {
         guard consideredBiasVariance > 0 else { return covariance }
         return remainingCovariance(less: consideredBiasVariance * Matrix3.outer(rangeBiasSensitivity, rangeBiasSensitivity))
@@ -39,6 +42,7 @@ import Foundation
     }
     /// ``covariance`` less a considered share of it, `considered` (m²), symmetrised; `nil`
     /// where the difference is not positive definite.
+    @inline(__always)
     public func remainingCovariance(less considered: Matrix3) -> Matrix3? {
         let rest = (covariance - considered).symmetrized
         return rest.isPositiveDefinite ? rest : nil
