@@ -197,21 +197,19 @@ extension MotionGuidance {
         let now = selection.uncertainty(from: a, across: across)
             .cost(threshold: threshold, positionLimit: positionLimit, verticalLimit: verticalLimit)
         guard now.isFinite else { return nil }
-        // Per direction, the uncertainty at each candidate length, and its cost.
+        // Per direction, the uncertainty at each candidate length, and its cost, scored length
+        // by length for every direction at once: the shortest length at which one meets the
+        // thresholds ends the search there, its longer paths never walked.
         var scores = InlineArray<6, InlineArray<6, Uncertainty>>(repeating: InlineArray(repeating: .unknown))
         var costs = InlineArray<6, InlineArray<6, Double>>(repeating: InlineArray(repeating: .infinity))
         var units = InlineArray<6, Vector3>(repeating: .zero)
-        for (d, direction) in Direction.allCases.enumerated() {
-            units[d] = worldDirection(direction, worldFromDevice: worldFromDevice)
-            scores[d] = directionScores(selection, start: a, unit: units[d],
-                                        rangeVariance: rangeVariance / (rangesPerMetre * pathSpacing), directions: directions,
-                                        directionVariance: (directions?.variance ?? 0) / (rangesPerMetre * pathSpacing),
-                                        across: across)
-            for l in 0..<candidateLengths.count {
-                let c = scores[d][l].cost(threshold: threshold, positionLimit: positionLimit, verticalLimit: verticalLimit)
-                costs[d][l] = c.isFinite ? c : .infinity
-            }
-        }
+        for (d, direction) in Direction.allCases.enumerated() { units[d] = worldDirection(direction, worldFromDevice: worldFromDevice) }
+        let pointRangeVariance = rangeVariance / (rangesPerMetre * pathSpacing)
+        let pointDirectionVariance = (directions?.variance ?? 0) / (rangesPerMetre * pathSpacing)
+        var paths = InlineArray<6, PathScores>(repeating: PathScores(selection, start: a, unit: .zero, rangeVariance: pointRangeVariance,
+                                                                     directions: directions, directionVariance: pointDirectionVariance,
+                                                                     across: across))
+        for d in 0..<6 { paths[d].unit = units[d] }
         func advice(_ chosen: Int, _ l: Int) -> MotionGuidance {
             // The advice in force is kept while it does within 10 % as well (and meets the
             // thresholds when the best does): a user is not sent back and forth between two
@@ -228,6 +226,11 @@ extension MotionGuidance {
         }
         var best: (d: Int, l: Int)?
         for l in 0..<candidateLengths.count {
+            for d in 0..<6 {
+                scores[d][l] = paths[d].advance()
+                let c = scores[d][l].cost(threshold: threshold, positionLimit: positionLimit, verticalLimit: verticalLimit)
+                costs[d][l] = c.isFinite ? c : .infinity
+            }
             var meeting: Int?
             for d in 0..<6 where costs[d][l] <= 1 && costs[d][l] < (meeting.map { costs[$0][l] } ?? .infinity) {
                 meeting = d
@@ -260,56 +263,9 @@ extension MotionGuidance {
     static func directionScores(_ selected: Selection, start: Vector3, unit: Vector3, rangeVariance sigma2: Double,
                                 directions: Directions?, directionVariance: Double, across: Vector3) -> InlineArray<6, Uncertainty> {
         var out = InlineArray<6, Uncertainty>(repeating: .unknown)
-        var selection = selected
-        guard selection.count > 0 else { return out }
-        let n = selection.count
-        // Read through spans: an element read from an `InlineArray` value copied the whole
-        // array (a 288-byte memcpy per read of a mean).
-        let weightsCopy = selection.weights, meansCopy = selection.means
-        let weights = weightsCopy.span, means = meansCopy.span
-        var pairDistance = InlineArray<66, Double>(repeating: 0)
-        var pairDirection = InlineArray<66, Double>(repeating: 0)
-        var ranges = InlineArray<12, Double>(repeating: 0)
-        var seen = InlineArray<12, Directions.Sight>(repeating: .none)
-        var next = 0
-        for k in 1...pathPoints {
-            let p = start + (Double(k) * pathSpacing) * unit
-            for i in 0..<n {
-                let d = means[i] - p
-                let r = d.length
-                ranges[i] = r
-                if r > 1e-6 { selection.information[i] += (1 / (sigma2 * r * r)) * Matrix3.outer(d, d) }
-                if let directions {
-                    seen[i] = directions.seen(means[i], from: p)
-                    Directions.addInformation(to: &selection.information[i], sight: seen[i], measurementVariance: directionVariance)
-                }
-            }
-            var pair = 0
-            for i in 0..<n {
-                for j in (i + 1)..<max(n, i + 1) {
-                    let dr = ranges[i] - ranges[j]
-                    pairDistance[pair] += dr * dr
-                    if directions != nil { pairDirection[pair] += Directions.separation(seen[i], seen[j]) }
-                    pair += 1
-                }
-            }
-            guard next < candidateLengths.count, abs(Double(k) * pathSpacing - candidateLengths[next]) < 1e-9 else { continue }
-            var sums = UncertaintySums(across: across)
-            var bearings = InlineArray<12, (Double, Double)>(repeating: (0, 0))
-            for i in 0..<n { bearings[i] = UncertaintySums.horizontalUnit(means[i] - p) }
-            pair = 0
-            for i in 0..<n {
-                sums.addOwn(weight: weights[i], mean: means[i], covariance: selection.information[i].inverse, from: p)
-                for j in (i + 1)..<max(n, i + 1) {
-                    let directionPart = directions == nil ? 0 : pairDirection[pair] / (8 * directionVariance)
-                    sums.addPair(weights[i], means[i], bearings[i], weights[j], means[j], bearings[j],
-                                 confusion: exp(-pairDistance[pair] / (8 * sigma2) - directionPart))
-                    pair += 1
-                }
-            }
-            out[next] = sums.uncertainty
-            next += 1
-        }
+        var path = PathScores(selected, start: start, unit: unit, rangeVariance: sigma2, directions: directions,
+                              directionVariance: directionVariance, across: across)
+        for l in 0..<candidateLengths.count { out[l] = path.advance() }
         return out
     }
 
@@ -418,6 +374,92 @@ extension MotionGuidance {
 /// hold less than half the weight (a fresh tiling: dozens of tiles of about the same weight),
 /// a systematic sample of the bank, every (count/12)-th tile, each standing for its neighbours
 /// in the tiling. Their weights, means (world, metres) and information `P⁻¹` (m⁻²).
+/// One direction's path of ``MotionGuidance/pathPoints`` points ``MotionGuidance/pathSpacing``
+/// apart from `start` along `unit` (world frame), walked one candidate length at a time
+/// (``MotionGuidance/candidateLengths``): the information `Pᵢ⁻¹ + Σₖ uᵢₖuᵢₖᵀ/σ²` and the pair
+/// distances `Σₖ (rᵢₖ − rⱼₖ)²` accumulated point by point, and the uncertainty read at each
+/// length's end (``MotionGuidance/directionScores(mixture:start:unit:rangeVariance:directions:directionVariance:across:minimumWeight:)``).
+/// `rangeVariance` is the variance a point's ranges have together, m², `directionVariance` its
+/// directions', radians². Fixed-size: nothing is allocated.
+struct PathScores {
+    var selection: Selection
+    let start: Vector3
+    var unit: Vector3
+    let sigma2: Double, directions: MotionGuidance.Directions?, directionVariance: Double
+    let across: Vector3
+    var pairDistance = InlineArray<66, Double>(repeating: 0)
+    var pairDirection = InlineArray<66, Double>(repeating: 0)
+    /// The points walked so far, and the candidate length read next.
+    var point = 0, next = 0
+
+    init(_ selection: Selection, start: Vector3, unit: Vector3, rangeVariance: Double, directions: MotionGuidance.Directions?,
+         directionVariance: Double, across: Vector3) {
+        self.selection = selection
+        self.start = start
+        self.unit = unit
+        sigma2 = rangeVariance
+        self.directions = directions
+        self.directionVariance = directionVariance
+        self.across = across
+    }
+
+    /// Walks on to the next candidate length and returns the uncertainty expected there;
+    /// `.unknown` past the last length or without a hypothesis.
+    mutating func advance() -> MotionGuidance.Uncertainty {
+        let n = selection.count
+        guard n > 0 else { return .unknown }
+        // Read through spans: an element read from an `InlineArray` value copied the whole
+        // array (a 288-byte memcpy per read of a mean).
+        let weightsCopy = selection.weights, meansCopy = selection.means
+        let weights = weightsCopy.span, means = meansCopy.span
+        var ranges = InlineArray<12, Double>(repeating: 0)
+        var seen = InlineArray<12, MotionGuidance.Directions.Sight>(repeating: .none)
+        while point < MotionGuidance.pathPoints {
+            point += 1
+            let k = point
+            let p = start + (Double(k) * MotionGuidance.pathSpacing) * unit
+            for i in 0..<n {
+                let d = means[i] - p
+                let r = d.length
+                ranges[i] = r
+                if r > 1e-6 { selection.information[i] += (1 / (sigma2 * r * r)) * Matrix3.outer(d, d) }
+                if let directions {
+                    seen[i] = directions.seen(means[i], from: p)
+                    MotionGuidance.Directions.addInformation(to: &selection.information[i], sight: seen[i],
+                                                             measurementVariance: directionVariance)
+                }
+            }
+            var pair = 0
+            for i in 0..<n {
+                for j in (i + 1)..<max(n, i + 1) {
+                    let dr = ranges[i] - ranges[j]
+                    pairDistance[pair] += dr * dr
+                    if directions != nil { pairDirection[pair] += MotionGuidance.Directions.separation(seen[i], seen[j]) }
+                    pair += 1
+                }
+            }
+            guard next < MotionGuidance.candidateLengths.count,
+                  abs(Double(k) * MotionGuidance.pathSpacing - MotionGuidance.candidateLengths[next]) < 1e-9 else { continue }
+            var sums = UncertaintySums(across: across)
+            var bearings = InlineArray<12, (Double, Double)>(repeating: (0, 0))
+            for i in 0..<n { bearings[i] = UncertaintySums.horizontalUnit(means[i] - p) }
+            pair = 0
+            for i in 0..<n {
+                sums.addOwn(weight: weights[i], mean: means[i], covariance: selection.information[i].inverse, from: p)
+                for j in (i + 1)..<max(n, i + 1) {
+                    let directionPart = directions == nil ? 0 : pairDirection[pair] / (8 * directionVariance)
+                    sums.addPair(weights[i], means[i], bearings[i], weights[j], means[j], bearings[j],
+                                 confusion: exp(-pairDistance[pair] / (8 * sigma2) - directionPart))
+                    pair += 1
+                }
+            }
+            next += 1
+            return sums.uncertainty
+        }
+        return .unknown
+    }
+}
+
 struct Selection {
     var weights = InlineArray<12, Double>(repeating: 0)
     var means = InlineArray<12, Vector3>(repeating: .zero)
