@@ -369,11 +369,6 @@ extension MotionGuidance {
     }
 }
 
-/// The hypotheses the guidance weighs (`MotionGuidance.directionScores`): the heaviest
-/// `MotionGuidance.maximumHypotheses` holding at least `floor`, renormalised — or, when they
-/// hold less than half the weight (a fresh tiling: dozens of tiles of about the same weight),
-/// a systematic sample of the bank, every (count/12)-th tile, each standing for its neighbours
-/// in the tiling. Their weights, means (world, metres) and information `P⁻¹` (m⁻²).
 /// One direction's path of ``MotionGuidance/pathPoints`` points ``MotionGuidance/pathSpacing``
 /// apart from `start` along `unit` (world frame), walked one candidate length at a time
 /// (``MotionGuidance/candidateLengths``): the information `Pᵢ⁻¹ + Σₖ uᵢₖuᵢₖᵀ/σ²` and the pair
@@ -460,6 +455,11 @@ struct PathScores {
     }
 }
 
+/// The hypotheses the guidance weighs (`MotionGuidance.directionScores`): the heaviest
+/// `MotionGuidance.maximumHypotheses` holding at least `floor`, renormalised — or, when they
+/// hold less than half the weight (a fresh tiling: dozens of tiles of about the same weight),
+/// a systematic sample of the bank, every (count/12)-th tile, each standing for its neighbours
+/// in the tiling. Their weights, means (world, metres) and information `P⁻¹` (m⁻²).
 struct Selection {
     var weights = InlineArray<12, Double>(repeating: 0)
     var means = InlineArray<12, Vector3>(repeating: .zero)

@@ -449,7 +449,7 @@ import Foundation
     /// ``refine(_:window:options:addedVariance:)`` for every hypothesis, with `k` prepared: a
     /// hypothesis whose model (``BatchLinearisation``) still holds is extended by the new
     /// entries and settled at its minimum; any other is re-solved from its prior
-    /// (``solve(_:window:k:priorInformation:)``) and its model rebuilt there.
+    /// (``solve(priorMean:window:k:priorInformation:)``) and its model rebuilt there.
     static func refineEach(_ mixture: inout PositionMixture, window: MeasurementWindow, k constants: Constants, addedVariance: Double) {
         let pathLength = window.entries.last?.pathLengthMetres ?? 0
         var adjusted = constants
@@ -512,8 +512,8 @@ import Foundation
     }
 
     /// Step 1 for one hypothesis: the reweighted Gauss–Newton minimisation of `f` from its prior
-    /// mean `mu0` (world frame, metres; ``descend(from:tolerance:_:)``); the minimum and the normal equations there, or
-    /// `nil` when they become singular.
+    /// mean `mu0` (world frame, metres; ``descend(from:tolerance:_:)``); the minimum and the
+    /// normal equations there, or `nil` when they become singular.
     static func solve(priorMean mu0: Vector3, window: MeasurementWindow, k: Constants, priorInformation: Matrix3)
         -> (Vector3, (a: Matrix3, b: Vector3, logLikelihood: Double, biasGradient: Vector3))? {
         return descend(from: mu0, tolerance: k.options.acquisition.solveStepTolerance) { x in
