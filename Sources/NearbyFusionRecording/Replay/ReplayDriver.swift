@@ -53,8 +53,13 @@ public struct ReplayDriver: Sendable {
     /// the header does not declare.
     @inlinable
     public mutating func phase(of objectID: String) -> FusionEngine.EstimatePhase? {
-        slot(of: objectID).map { fusion.phase(of: handles[$0]) }
+        slot(of: objectID).map(phase(ofSlot:))
     }
+
+    /// The phase of the estimate of the object in `slot` (an index of the header's `objects`)
+    /// before its next update.
+    @inlinable
+    public func phase(ofSlot slot: Int) -> FusionEngine.EstimatePhase { fusion.phase(of: handles[slot]) }
 
     /// The engine's handle of the object in `slot`.
     @inlinable
