@@ -223,9 +223,9 @@ struct Bench: ParsableCommand {
         // Each UWB event's object slot, resolved before any timing: the loop reads an event's
         // phase by slot, and passes each event on in place, instead of copying it out of the
         // array (its identifier retained and released) to read its object's name.
-        let slotByID = Dictionary(header.objects.enumerated().map { ($0.element.id, $0.offset) }, uniquingKeysWith: { _, last in last })
+        var lookup = ReplayDriver(header: header, options: engine.fusionOptions)
         let uwbSlots: [Int] = events.map { event in
-            if case .uwb(let id, _) = event { return slotByID[id] ?? -1 }
+            if case .uwb(let id, _) = event { return lookup.slot(of: id) ?? -1 }
             return -1
         }
         for pass in 0...passes {

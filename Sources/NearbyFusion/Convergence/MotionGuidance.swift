@@ -206,10 +206,10 @@ extension MotionGuidance {
         for (d, direction) in Direction.allCases.enumerated() { units[d] = worldDirection(direction, worldFromDevice: worldFromDevice) }
         let pointRangeVariance = rangeVariance / (rangesPerMetre * pathSpacing)
         let pointDirectionVariance = (directions?.variance ?? 0) / (rangesPerMetre * pathSpacing)
-        var paths = InlineArray<6, PathScores>(repeating: PathScores(selection, start: a, unit: .zero, rangeVariance: pointRangeVariance,
-                                                                     directions: directions, directionVariance: pointDirectionVariance,
-                                                                     across: across))
-        for d in 0..<6 { paths[d].unit = units[d] }
+        var paths = InlineArray<6, PathScores> { d in
+            PathScores(selection, start: a, unit: units[d], rangeVariance: pointRangeVariance, directions: directions,
+                       directionVariance: pointDirectionVariance, across: across)
+        }
         func advice(_ chosen: Int, _ l: Int) -> MotionGuidance {
             // The advice in force is kept while it does within 10 % as well (and meets the
             // thresholds when the best does): a user is not sent back and forth between two
@@ -378,8 +378,7 @@ extension MotionGuidance {
 /// directions', radians². Fixed-size: nothing is allocated.
 struct PathScores {
     var selection: Selection
-    let start: Vector3
-    var unit: Vector3
+    let start: Vector3, unit: Vector3
     let sigma2: Double, directions: MotionGuidance.Directions?, directionVariance: Double
     let across: Vector3
     var pairDistance = InlineArray<66, Double>(repeating: 0)

@@ -130,14 +130,7 @@ extension ObjectTracker {
         var ratio = rangeScatterCount >= 30 ? rangeScatterVariance / (s0 * s0) : 0
         // The residuals are read for the level once one hypothesis holds half the weight, and
         // for the correlation while it is learned; otherwise the window is not walked.
-        // The heaviest hypothesis (the first of equals), read in place: `max(by:)` copied
-        // every hypothesis it compared.
-        var heaviest: Int?
-        for i in mixture.hypotheses.indices
-        where heaviest.map({ mixture.hypotheses[i].logWeight > mixture.hypotheses[$0].logWeight }) ?? true {
-            heaviest = i
-        }
-        if let heaviest, case let topLogWeight = mixture.hypotheses[heaviest].logWeight,
+        if let heaviest = mixture.heaviestIndex, case let topLogWeight = mixture.hypotheses[heaviest].logWeight,
            learnsRangeErrorCorrelation(o) || topLogWeight > log(0.5) {
             let topMean = mixture.hypotheses[heaviest].meanInWorld, topVelocity = mixture.hypotheses[heaviest].velocityInWorld
             let clip = 3 * s0 * scale.squareRoot()

@@ -553,10 +553,13 @@ public struct SteadyMotion: Sendable, Hashable {
     public mutating func update(model: DirectionModel, measuredDirection m: Vector3,
                                 outlierProbability eps: Double, outlierSpan: Double) -> Bool {
         let outlier = eps / (outlierSpan * outlierSpan), inlier = 1 - eps
+        // A model's innovation: `m` against its mean `p`, with its position covariance.
+        func innovation(at p: Vector3, covariance: Matrix3) -> PlanarInnovation {
+            let (nu, jacobian) = model.linearisedInnovation(measuredDirection: m, at: p)
+            return PlanarInnovation(innovation: nu, jacobian: jacobian, noise: model.covariance, covariance: covariance)
+        }
         let ps = stationary.positionInWorld
-        let (nu, jacobian) = model.linearisedInnovation(measuredDirection: m, at: ps)
-        let i = PlanarInnovation(innovation: nu, jacobian: jacobian, noise: model.covariance,
-                                 covariance: stationary.positionCovariance)
+        let i = innovation(at: ps, covariance: stationary.positionCovariance)
         if movingAsleep {
             if let accepted = updateWhileAsleep(model: model, innovation: i, inlier: inlier, outlier: outlier) { return accepted }
         }
@@ -566,21 +569,17 @@ public struct SteadyMotion: Sendable, Hashable {
         let pm = moving.positionInWorld
         let movingInnovation: PlanarInnovation
         if model.carriesLinearisation(from: ps, to: pm) {
-            let d = pm - ps
-            movingInnovation = PlanarInnovation(innovation: nu - Vector2(jacobian.row0.dot(d), jacobian.row1.dot(d)),
-                                                jacobian: jacobian, noise: model.covariance, covariance: moving.positionCovariance)
+            let d = pm - ps, h = i.jacobian
+            movingInnovation = PlanarInnovation(innovation: i.innovation - Vector2(h.row0.dot(d), h.row1.dot(d)),
+                                                jacobian: h, noise: model.covariance, covariance: moving.positionCovariance)
         } else {
-            let (nuM, jacobianM) = model.linearisedInnovation(measuredDirection: m, at: pm)
-            movingInnovation = PlanarInnovation(innovation: nuM, jacobian: jacobianM, noise: model.covariance,
-                                                covariance: moving.positionCovariance)
+            movingInnovation = innovation(at: pm, covariance: moving.positionCovariance)
         }
         let mo = moving.update(model: model, innovation: movingInnovation)
         stationaryLikelihood *= inlier * s.likelihood + outlier
         movingLikelihood *= inlier * mo.likelihood + outlier
         guard hasSteadyModel else { return s.accepted || mo.accepted }
-        let (nuW, jacobianW) = model.linearisedInnovation(measuredDirection: m, at: steady.positionInWorld)
-        let w = steady.update(model: model, innovation: PlanarInnovation(innovation: nuW, jacobian: jacobianW, noise: model.covariance,
-                                                                          covariance: steady.positionCovariance))
+        let w = steady.update(model: model, innovation: innovation(at: steady.positionInWorld, covariance: steady.positionCovariance))
         steadyLikelihood *= inlier * w.likelihood + outlier
         return s.accepted || mo.accepted || w.accepted
     }
