@@ -205,6 +205,42 @@ struct FilterTests {
         #expect((still.hypotheses[0].meanInWorld - truthNow).length > 1)
     }
 
+    /// The burst chain's linearisation of a window (ranges in multipath bursts) weighs the
+    /// window's directions beside its ranges — it skips them only for a window that holds none
+    /// — and its missing directions: dropping either from the entries changes the model.
+    @Test func theBurstChainsLinearisationReadsTheWindowsDirections() throws {
+        var options = FusionOptions()
+        // Ranges weighed by the burst chain: multipath in bursts.
+        options.gating.rangeMultipathProbability = 0.15
+        options.gating.rangeMultipathMaximumExcess = 1.5
+        options.gating.rangeMultipathBurstSeconds = 1.5
+        let tag = Vector3(0.8, 1.1, -3.5)
+        var noise = NoiseStream(seed: 13, source: "burst-directions")
+        var full = MeasurementWindow(capacity: 64), rangesOnly = MeasurementWindow(capacity: 64)
+        var missingDropped = MeasurementWindow(capacity: 64)
+        for k in 0..<40 {
+            let antenna = Vector3(0.3 * sin(0.3 * Double(k)), 1.4, 0)
+            let toTag = tag - antenna
+            var entry = WindowEntry(antennaInWorld: antenna, worldFromDevice: .identity, rangeMetres: toTag.length + noise.gaussian(standardDeviation: 0.05),
+                                    angles: Vector2(atan2(toTag.x, -toTag.z), 0), hasRange: true,
+                                    direction: k % 3 == 0 ? .azimuth : .none, directionMissing: k % 3 == 1, multiplicity: 1,
+                                    timestamp: 0.1 * Double(k))
+            full.append(entry)
+            entry.directionMissing = false
+            missingDropped.append(entry)
+            entry.direction = .none
+            rangesOnly.append(entry)
+        }
+        let h = PositionHypothesis(logWeight: 0, meanInWorld: tag + Vector3(0.2, 0, 0.1), covariance: .scaledIdentity(1))
+        let x = tag + Vector3(0.1, -0.05, 0.1)
+        let withAll = try #require(BatchRefinement.linearisation(of: h, at: x, window: full, options: options))
+        let withoutMissing = try #require(BatchRefinement.linearisation(of: h, at: x, window: missingDropped, options: options))
+        let ranges = try #require(BatchRefinement.linearisation(of: h, at: x, window: rangesOnly, options: options))
+        // The azimuths add information; the missing directions add their log-likelihood.
+        #expect((withoutMissing.information - ranges.information).trace > 1)
+        #expect(withAll.logMissing != 0 && withoutMissing.logMissing == 0)
+    }
+
     @Test func theMovingBatchsKeptTermsFadeByOneFactorAndExtendEntryByEntry() {
         // The kept model's identity: terms anchored at t_m, scaled by exp(−(now − t_m)/T), are
         // the terms anchored at now of the same trajectory (x(now) = x(t_m) + (now − t_m) v) —

@@ -219,10 +219,12 @@ extension BatchRefinement {
         model.lastRangeTime = chain.lastRangeTime
         model.independentInformation += independent.0
         if k.options.acquisition.considersDriftGeometry { model.pathWeightedInformation = independent.1 }
-        for e in window.entries where e.directionMissing && e.direction == .none {
-            let (logRho, gradient) = logMissingDirection(of: e, at: x, options: k.options)
-            model.logMissing += e.multiplicity * logRho
-            model.logMissingGradient += e.multiplicity * gradient
+        if k.windowHasMissingDirections {
+            for e in window.entries where e.directionMissing && e.direction == .none {
+                let (logRho, gradient) = logMissingDirection(of: e, at: x, options: k.options)
+                model.logMissing += e.multiplicity * logRho
+                model.logMissingGradient += e.multiplicity * gradient
+            }
         }
         return model
     }

@@ -72,6 +72,11 @@ import Foundation
         /// at hand), kept by the object between updates: `nil` takes a temporary allocation,
         /// which lies on the heap for all but the shortest windows.
         var scratch: UnsafeMutableBufferPointer<Double>? = nil
+        /// Whether the refinement's window holds an entry with a direction, and one with a
+        /// missing direction: found by the burst chain's scan of the window
+        /// (``withConstants(_:window:scratch:_:)``), so that its passes skip the window's
+        /// directions when there are none (a Channel Sounding object's); `true` elsewhere.
+        var windowHasDirections = true, windowHasMissingDirections = true
         /// How many of the heaviest hypotheses at most are smoothed at every update: in a bank
         /// that nothing has resolved yet (a still phone's, whose tiles all hold a few per cent)
         /// the others wait four updates, as hypotheses under 1 % do.
@@ -247,94 +252,120 @@ import Foundation
                                     priorInformation: Matrix3, priorMean: Vector3,
                                     independent: UnsafeMutablePointer<(Matrix3, Matrix3)>? = nil)
         -> (a: Matrix3, b: Vector3, logLikelihood: Double, biasGradient: Vector3, forwardLineOfSight: Double, lastRangeTime: Double) {
-        var a = priorInformation
-        var b = priorInformation * (priorMean - x)
-        var logs = RangeErrorDensity.LogSum(), tops = 0.0
-        var biasGradient = Vector3.zero
+        let count = window.entries.count
+        // In the object's own storage when it has some, else a temporary allocation. (The passes
+        // are a static function that adds to `chain`: a local function writing variables it
+        // captures has each of them checked for exclusive access at run time.)
+        var chain = BurstChainSums(a: priorInformation, b: priorInformation * (priorMean - x), logs: RangeErrorDensity.LogSum(),
+                                   tops: 0, biasGradient: .zero, forward: 1 - k.multipathProbability, lastRangeTime: -.infinity)
+        if let scratch = k.scratch, scratch.count >= BurstChainSums.width * max(count, 1) {
+            burstChainPasses(at: x, window: window, k: k, independent: independent, scratch: scratch, into: &chain)
+        } else {
+            withUnsafeTemporaryAllocation(of: Double.self, capacity: BurstChainSums.width * max(count, 1)) { scratch in
+                burstChainPasses(at: x, window: window, k: k, independent: independent, scratch: scratch, into: &chain)
+            }
+        }
+        // Directions (none for Channel Sounding) are independent of the chain.
+        if k.windowHasDirections {
+            for e in window.entries where e.direction != .none {
+                guard let independent else {
+                    accumulateDirection(of: e, at: x, k: k, a: &chain.a, b: &chain.b, logSum: &chain.logs)
+                    continue
+                }
+                var information = Matrix3.zero
+                accumulateDirection(of: e, at: x, k: k, a: &information, b: &chain.b, logSum: &chain.logs)
+                chain.a += information
+                independent.pointee.0 += information
+                independent.pointee.1 += e.pathLengthMetres * information
+            }
+        }
+        return (chain.a, chain.b, chain.logs.value + chain.tops, chain.biasGradient, chain.forward, chain.lastRangeTime)
+    }
+
+    /// What the burst chain's two passes (``lineariseWithBursts(at:window:k:priorInformation:priorMean:independent:)``)
+    /// sum over the window's ranges: the normal equations (from the prior's on), the scaled
+    /// `log s` and the emissions' scales, the bias gradient, the forward pass's last `α(A)` and
+    /// the last range's time (−∞ without one).
+    struct BurstChainSums {
+        /// Values kept per range in the scratch: `e`, `g` (3), `1/v`, the line-of-sight share,
+        /// `α_A`, `ρ` into it, the scaled emissions of A and B.
+        static let width = 10
+        var a: Matrix3, b: Vector3, logs: RangeErrorDensity.LogSum, tops: Double, biasGradient: Vector3
+        var forward: Double, lastRangeTime: Double
+    }
+
+    /// The forward pass over the window's ranges (emissions, `s_k`, `α_k(A)`, kept in `scratch`)
+    /// and the backward pass that weighs each range by its posterior `γ_k(A)`, added to `sums`
+    /// (the normal equations at `x` start as the prior's, the forward pass at `1 − η`).
+    @inline(__always)
+    static func burstChainPasses(at x: Vector3, window: MeasurementWindow, k: Constants,
+                                 independent: UnsafeMutablePointer<(Matrix3, Matrix3)>?,
+                                 scratch: UnsafeMutableBufferPointer<Double>, into sums: inout BurstChainSums) {
+        var a = sums.a, b = sums.b, logs = sums.logs, tops = sums.tops, biasGradient = sums.biasGradient
         let o = k.options
         let eta = k.multipathProbability
         let outlier = k.rangeDensity.outlierDensity
-        let count = window.entries.count
-        let width = 10
-        var forward = 1 - eta, lastRangeTime = -Double.infinity
-        // In the object's own storage when it has some, else a temporary allocation.
-        func pass(_ scratch: UnsafeMutableBufferPointer<Double>) {
-            // Per range: e, g (3), 1/v, line-of-sight share, α_A, ρ into it, scaled emissions A, B.
-            var m = 0
-            var alphaA = 1 - eta
-            for (index, e) in window.entries.enumerated() where e.hasRange {
-                let model = o.nominalRangeModel(from: e.antennaInWorld)
-                let (r, g) = model.linearised(at: x)
-                guard r > 1e-6 else { continue }
-                let residual = model.residual(e.rangeMetres, r), inverseVariance = k.range.inverseVariance, c = e.multiplicity
-                let inlier = k.range.inlier(residual)
-                let losPart = inlier + (1 - eta) * outlier
-                // Emissions (densities of order 1/m; the forward pass renormalises each step).
-                // An entry standing for c updates emits p^c, scaled by the larger of the two.
-                let excess = k.range.excess(residual)
-                if let independent {
-                    let w = c * inlier * inverseVariance / (inlier + excess + outlier)
-                    let information = w * Matrix3.outer(g, g)
-                    independent.pointee.0 += information
-                    independent.pointee.1 += e.pathLengthMetres * information
-                }
-                let (emitA, emitB, top) = burstEmissions(lineOfSight: losPart, excess: excess, k: k, multiplicity: c)
-                // ρ of the gap from the previous range (``refine`` fills them; none: independent).
-                let rho = m == 0 ? 0 : (k.persistence?[index] ?? 0)
-                let step = burstForwardStep(alphaA, first: m == 0, persistence: rho, emitA: emitA, emitB: emitB, k: k)
-                logs.add(step.scale)
-                tops += top
-                alphaA = step.alpha
-                let base = m * width
-                scratch[base] = residual
-                scratch[base + 1] = g.x; scratch[base + 2] = g.y; scratch[base + 3] = g.z
-                scratch[base + 4] = inverseVariance
-                scratch[base + 5] = c * inlier / losPart
-                scratch[base + 6] = alphaA
-                scratch[base + 7] = rho
-                scratch[base + 8] = emitA; scratch[base + 9] = emitB
-                m += 1
-                lastRangeTime = e.timestamp
+        let width = BurstChainSums.width
+        var forward = sums.forward, lastRangeTime = sums.lastRangeTime
+        // Per range: e, g (3), 1/v, line-of-sight share, α_A, ρ into it, scaled emissions A, B.
+        var m = 0
+        var alphaA = 1 - eta
+        for (index, e) in window.entries.enumerated() where e.hasRange {
+            let model = o.nominalRangeModel(from: e.antennaInWorld)
+            let (r, g) = model.linearised(at: x)
+            guard r > 1e-6 else { continue }
+            let residual = model.residual(e.rangeMetres, r), inverseVariance = k.range.inverseVariance, c = e.multiplicity
+            let inlier = k.range.inlier(residual)
+            let losPart = inlier + (1 - eta) * outlier
+            // Emissions (densities of order 1/m; the forward pass renormalises each step).
+            // An entry standing for c updates emits p^c, scaled by the larger of the two.
+            let excess = k.range.excess(residual)
+            if let independent {
+                let w = c * inlier * inverseVariance / (inlier + excess + outlier)
+                let information = w * Matrix3.outer(g, g)
+                independent.pointee.0 += information
+                independent.pointee.1 += e.pathLengthMetres * information
             }
-            forward = alphaA
-            // Backward pass: β_k(s) = Σ_s' P(s→s'; ρ_{k+1}) p_{s'}(e_{k+1}) β_{k+1}(s'), scaled.
-            var betaA = 1.0, betaB = 1.0
-            for j in stride(from: m - 1, through: 0, by: -1) {
-                let base = j * width
-                let aA = scratch[base + 6]
-                let posteriorA = aA * betaA / (aA * betaA + (1 - aA) * betaB)
-                let w = posteriorA * scratch[base + 5] * scratch[base + 4]
-                let g = Vector3(scratch[base + 1], scratch[base + 2], scratch[base + 3])
-                a += w * Matrix3.outer(g, g)
-                b += (w * scratch[base]) * g
-                biasGradient += w * g
-                let rho = scratch[base + 7]
-                let nextA = scratch[base + 8] * betaA, nextB = scratch[base + 9] * betaB
-                let fromA = (1 - eta * (1 - rho)) * nextA + eta * (1 - rho) * nextB
-                let fromB = (1 - eta) * (1 - rho) * nextA + (eta + (1 - eta) * rho) * nextB
-                let scale = max(fromA, fromB)
-                betaA = fromA / scale
-                betaB = fromB / scale
-            }
+            let (emitA, emitB, top) = burstEmissions(lineOfSight: losPart, excess: excess, k: k, multiplicity: c)
+            // ρ of the gap from the previous range (``refine`` fills them; none: independent).
+            let rho = m == 0 ? 0 : (k.persistence?[index] ?? 0)
+            let step = burstForwardStep(alphaA, first: m == 0, persistence: rho, emitA: emitA, emitB: emitB, k: k)
+            logs.add(step.scale)
+            tops += top
+            alphaA = step.alpha
+            let base = m * width
+            scratch[base] = residual
+            scratch[base + 1] = g.x; scratch[base + 2] = g.y; scratch[base + 3] = g.z
+            scratch[base + 4] = inverseVariance
+            scratch[base + 5] = c * inlier / losPart
+            scratch[base + 6] = alphaA
+            scratch[base + 7] = rho
+            scratch[base + 8] = emitA; scratch[base + 9] = emitB
+            m += 1
+            lastRangeTime = e.timestamp
         }
-        if let scratch = k.scratch, scratch.count >= width * max(count, 1) {
-            pass(scratch)
-        } else {
-            withUnsafeTemporaryAllocation(of: Double.self, capacity: width * max(count, 1)) { pass($0) }
+        forward = alphaA
+        // Backward pass: β_k(s) = Σ_s' P(s→s'; ρ_{k+1}) p_{s'}(e_{k+1}) β_{k+1}(s'), scaled.
+        var betaA = 1.0, betaB = 1.0
+        for j in stride(from: m - 1, through: 0, by: -1) {
+            let base = j * width
+            let aA = scratch[base + 6]
+            let posteriorA = aA * betaA / (aA * betaA + (1 - aA) * betaB)
+            let w = posteriorA * scratch[base + 5] * scratch[base + 4]
+            let g = Vector3(scratch[base + 1], scratch[base + 2], scratch[base + 3])
+            a += w * Matrix3.outer(g, g)
+            b += (w * scratch[base]) * g
+            biasGradient += w * g
+            let rho = scratch[base + 7]
+            let nextA = scratch[base + 8] * betaA, nextB = scratch[base + 9] * betaB
+            let fromA = (1 - eta * (1 - rho)) * nextA + eta * (1 - rho) * nextB
+            let fromB = (1 - eta) * (1 - rho) * nextA + (eta + (1 - eta) * rho) * nextB
+            let scale = max(fromA, fromB)
+            betaA = fromA / scale
+            betaB = fromB / scale
         }
-        // Directions (none for Channel Sounding) are independent of the chain.
-        for e in window.entries where e.direction != .none {
-            guard let independent else {
-                accumulateDirection(of: e, at: x, k: k, a: &a, b: &b, logSum: &logs)
-                continue
-            }
-            var information = Matrix3.zero
-            accumulateDirection(of: e, at: x, k: k, a: &information, b: &b, logSum: &logs)
-            a += information
-            independent.pointee.0 += information
-            independent.pointee.1 += e.pathLengthMetres * information
-        }
-        return (a, b, logs.value + tops, biasGradient, forward, lastRangeTime)
+        sums = BurstChainSums(a: a, b: b, logs: logs, tops: tops, biasGradient: biasGradient, forward: forward,
+                              lastRangeTime: lastRangeTime)
     }
 
     /// A range's emissions under the burst chain: `p_A = [(1 − ε − η) N + (1 − η) ε/span]/(1 − η)`
@@ -431,11 +462,15 @@ import Foundation
         let count = max(window.entries.count, 1)
         func run(_ persistence: UnsafeMutableBufferPointer<Double>) -> R {
             var previous: Double?
+            var directions = false, missing = false
             for (j, e) in window.entries.enumerated() {
                 persistence[j] = previous.map { exp(-max(e.timestamp - $0, 0) * k.burstForgettingRate) } ?? 0
                 if e.hasRange { previous = e.timestamp }
+                if e.direction != .none { directions = true } else if e.directionMissing { missing = true }
             }
             k.persistence = UnsafeBufferPointer(persistence)
+            k.windowHasDirections = directions
+            k.windowHasMissingDirections = missing
             return body(k)
         }
         if let scratch, scratch.count >= scratchCount(entries: count) {
