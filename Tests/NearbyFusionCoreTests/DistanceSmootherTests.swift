@@ -15,15 +15,17 @@ struct DistanceSmootherTests {
 
     /// Feeds ranges every 0.3 s for `seconds`: `truth(t)` plus the radio's σ (seeded), plus
     /// `excess(t)`; the reference is `reference(t)` (`nil`: none) and `generation(t)` its
-    /// estimate's; `density` the radio's range error density. Returns `(t, true distance, published)` per update.
+    /// estimate's; `density` the radio's range error density. Returns `(t, true distance, published,
+    /// the filter's own distance d)` per update.
     static func run(seconds: Double, seed: UInt64 = 3, truth: (Double) -> Double, excess: (Double) -> Double = { _ in 0 },
                     reference: (Double) -> Double?, generation: (Double) -> Int = { _ in 0 },
                     density: RangeErrorDensity = options.rangeErrorDensity,
-                    filter: FusionOptions.DistanceFilter = options.distanceFilter) -> [(t: Double, truth: Double, published: Double?)] {
+                    filter: FusionOptions.DistanceFilter = options.distanceFilter)
+        -> [(t: Double, truth: Double, published: Double?, filtered: Double)] {
         var smoother = DistanceSmoother()
         var noise = NoiseStream(seed: seed, source: "distance-smoother-test")
         let o = options
-        var out: [(t: Double, truth: Double, published: Double?)] = []
+        var out: [(t: Double, truth: Double, published: Double?, filtered: Double)] = []
         var t = 0.0
         while t <= seconds {
             let z = truth(t) + noise.gaussian(standardDeviation: 0.3) + excess(t)
@@ -32,7 +34,7 @@ struct DistanceSmootherTests {
                                             residualIntensity: o.channelSounding.distanceResidualAccelerationIntensity,
                                             freeIntensity: o.motion.accelerationIntensity, minimumInterval: o.sensors.minimumFusionInterval,
                                             filter: filter)
-            out.append((t, truth(t), published))
+            out.append((t, truth(t), published, smoother.distance))
             t += 0.3
         }
         return out
@@ -110,14 +112,15 @@ struct DistanceSmootherTests {
     @Test func anEstimateThatStartsOverIsNotReadAsMotion() {
         // The reference jumps from a wrong 5 m to the right 3 m at 10 s with a new generation
         // (a restart): the smoother, already near 3 m from the ranges, does not add the −2 m
-        // jump to its distance. Read as motion (one generation), the jump drags it ~2 m short.
+        // jump to its distance. Read as motion (one generation), the jump drags the filter's
+        // own distance ~2 m short (what is published stays within the ranges all the same).
         var restarted: [Double] = [], asMotion: [Double] = []
         for seed: UInt64 in 1...10 {
             let a = Self.run(seconds: 14, seed: seed, truth: { _ in 3 }, reference: { $0 < 10 ? 5 : 3 },
                              generation: { $0 < 10 ? 0 : 1 })
-            restarted.append(a.filter { $0.t >= 10 }.map { abs($0.published! - 3) }.max()!)
+            restarted.append(a.filter { $0.t >= 10 }.map { max(abs($0.published! - 3), abs($0.filtered - 3)) }.max()!)
             let b = Self.run(seconds: 14, seed: seed, truth: { _ in 3 }, reference: { $0 < 10 ? 5 : 3 })
-            asMotion.append(b.filter { $0.t >= 10 }.map { abs($0.published! - 3) }.max()!)
+            asMotion.append(b.filter { $0.t >= 10 }.map { abs($0.filtered - 3) }.max()!)
         }
         #expect(Statistics.quantile(restarted, 0.5)! < 0.4, "\(restarted)")
         #expect(Statistics.quantile(asMotion, 0.5)! > 1, "\(asMotion)")
@@ -179,15 +182,17 @@ struct DistanceSmootherTests {
     /// estimator's spurious early peaks), 1.5 s apart, and 5 s of failures follow. The two
     /// agree to leave the estimate, so the published distance may step toward them, but it
     /// does not walk on through the failures on the rate they suggested: it comes less than
-    /// 1 m closer after the second (the rate carried for ``FusionOptions/DistanceFilter/rateHorizonSeconds``),
-    /// where carried through the whole gap it walks on by metres. The next range brings it back.
+    /// 1 m closer after the second (the rate carried for ``FusionOptions/DistanceFilter/rateHorizonSeconds``).
+    /// Carried through the whole gap the rate walks the filter on by metres; what is published
+    /// then stops at the shorter misreading, past which no range has gone. The next range
+    /// brings it back.
     @Test func twoShortMisreadingsDoNotWalkThePublishedDistanceThroughAGap() {
         let o = Self.options
-        func run(_ filter: FusionOptions.DistanceFilter) -> (drift: Double, final: Double) {
+        func run(_ filter: FusionOptions.DistanceFilter) -> (drift: Double, final: Double, filterDrift: Double, least: Double) {
             var smoother = DistanceSmoother()
             var noise = NoiseStream(seed: 9, source: "gap-walk")
-            var afterSecond: Double?
-            var drift = 0.0, final = 0.0
+            var afterSecond: Double?, filterAfterSecond = 0.0
+            var drift = 0.0, final = 0.0, filterDrift = 0.0, least = Double.infinity
             for k in 0..<60 {
                 let t = Double(k) * 0.5
                 var z: Double? = 45 + noise.gaussian(standardDeviation: 0.15)
@@ -199,18 +204,54 @@ struct DistanceSmootherTests {
                                                 freeIntensity: o.motion.accelerationIntensity, minimumInterval: o.sensors.minimumFusionInterval,
                                                 filter: filter)
                 guard let published else { continue }
-                if k == 23 { afterSecond = published }
-                if (24..<34).contains(k), let start = afterSecond { drift = max(drift, start - published) }
+                if k == 23 { afterSecond = published; filterAfterSecond = smoother.distance }
+                if (24..<34).contains(k), let start = afterSecond {
+                    drift = max(drift, start - published)
+                    filterDrift = max(filterDrift, filterAfterSecond - smoother.distance)
+                    least = min(least, published)
+                }
                 final = published
             }
-            return (drift, final)
+            return (drift, final, filterDrift, least)
         }
         let held = run(o.distanceFilter)
         #expect(held.drift < 1, "walked \(held.drift) m on through the gap")
         #expect(abs(held.final - 45) < 0.3)
         var carried = o.distanceFilter
         carried.rateHorizonSeconds = .infinity
-        #expect(run(carried).drift > 2, "carried through the gap: \(run(carried).drift) m")
+        let walked = run(carried)
+        #expect(walked.filterDrift > 2, "carried through the gap, the filter walked \(walked.filterDrift) m")
+        #expect(walked.least >= 42.4, "published \(walked.least) m, past the shorter misreading")
+    }
+
+    /// A still tag 25 m away whose estimate says so, ranged at 2 Hz by a round-trip-time-like
+    /// radio (σ 3 m, learned over the first 30 s). Over the next 60 s, whenever ranges agree to
+    /// leave the estimate, the published distance never goes past every range it has: on the
+    /// side it leaves to, never beyond the furthest of the estimate's distance and the last
+    /// three ranges. (The filter's rate, drawn from two short ranges, carried it past both.)
+    @Test func thePublishedDistanceNeverOvershootsTheRanges() {
+        let o = Self.options
+        var worst = 0.0, left = 0
+        for seed: UInt64 in 1...10 {
+            var smoother = DistanceSmoother()
+            var noise = NoiseStream(seed: seed, source: "overshoot")
+            var recent: [Double] = []
+            for k in 0..<180 {
+                let z = 25 + noise.gaussian(standardDeviation: 3)
+                recent = Array((recent + [z]).suffix(3))
+                let published = smoother.update(at: Double(k) * 0.5, range: z, reference: 25, generation: 0, density: o.rangeErrorDensity,
+                                                variance: o.rangeVariance(measured: 25),
+                                                residualIntensity: o.channelSounding.distanceResidualAccelerationIntensity,
+                                                freeIntensity: o.motion.accelerationIntensity, minimumInterval: o.sensors.minimumFusionInterval,
+                                                filter: o.distanceFilter)!
+                guard k >= 60, published != 25 else { continue }
+                left += 1
+                let beyond = published > 25 ? published - max(25, recent.max()!) : min(25, recent.min()!) - published
+                worst = max(worst, beyond)
+            }
+        }
+        #expect(left > 0, "the published distance never left the estimate's")
+        #expect(worst <= 1e-12, "published \(worst) m beyond every range it had")
     }
 
     /// Ranges three times noisier than configured (σ 1.14 m against 0.38 m), a still tag:

@@ -37,8 +37,10 @@ import Foundation
 ///   two of the last three fused ranges lie beyond the learned σ, `√(R n/(n − 2))`, on the
 ///   side of `d − ρ`: a distance is
 ///   believed to have left the estimate's only when several ranges agree, so one misreading
-///   (and the rate it suggests, through the failed procedures after it) moves nothing. `d`
-///   while there is no reference.
+///   (and the rate it suggests, through the failed procedures after it) moves nothing. And
+///   never beyond every range it has: on the side of `d − ρ`, at most the furthest of `ρ` and
+///   the last three fused ranges (the rate that two misreadings leave in `u` would carry `d`
+///   past both). `d` while there is no reference.
 /// - **No motion the ranges do not show**: under a reference, `d` is published as
 ///   `d̃ = d − u · max(0, t − t_r − H)`, `t_r` the time of the last fused range and `H`
 ///   ``FusionOptions/DistanceFilter/rateHorizonSeconds``: through a longer gap the rate stops
@@ -99,6 +101,8 @@ import Foundation
     /// On which side of the reference the last three fused ranges lay, newest first: +1
     /// beyond `+σ`, −1 beyond `−σ` (`σ² =` ``learnedVariance``), 0 within (or no reference).
     var newestSide: Int8 = 0, middleSide: Int8 = 0, oldestSide: Int8 = 0
+    /// The last three fused ranges, newest first, metres (`nan` for one not yet fused).
+    var newestRange = Double.nan, middleRange = Double.nan, oldestRange = Double.nan
 
     /// Whether the ranges have left the reference consistently on the side of `d − ρ`: two of
     /// the last three fused ranges beyond the learned σ on that side.
@@ -109,6 +113,14 @@ import Foundation
         if middleSide == side { count += 1 }
         if oldestSide == side { count += 1 }
         return count >= 2
+    }
+
+    /// The further of `bound` and `r` (metres) in the direction `up` (larger) or down; `bound`
+    /// when `r` is not finite (a range not yet fused).
+    @inline(__always)
+    static func furthest(_ bound: Double, _ r: Double, up: Bool) -> Double {
+        guard r.isFinite else { return bound }
+        return up ? max(bound, r) : min(bound, r)
     }
 
     /// `n/(n − 2)`: the variance of a Student-t error of unit scale with `n` degrees of
@@ -187,6 +199,9 @@ import Foundation
             oldestSide = middleSide
             middleSide = newestSide
             newestSide = side
+            oldestRange = middleRange
+            middleRange = newestRange
+            newestRange = z
             lastRangeTime = t
         }
         if !(distance + rate + pdd + pdu + puu + noiseRate).isFinite {
@@ -211,6 +226,9 @@ import Foundation
         newestSide = 0
         middleSide = 0
         oldestSide = 0
+        newestRange = z
+        middleRange = .nan
+        oldestRange = .nan
         distance = z
         rate = 0
         pdd = sigma2
@@ -292,7 +310,8 @@ import Foundation
     static let noiseIterations = 3
 
     /// `ρ + g (d̃ − ρ)`, `g = clamp((|d̃ − ρ|/√P_dd − 1)/1.5, 0, 1)`, once the ranges agree to
-    /// leave `ρ`, with `d̃ = d − u · max(0, t − t_r − H)` (the rate held to its horizon); `d`
+    /// leave `ρ`, with `d̃ = d − u · max(0, t − t_r − H)` (the rate held to its horizon), and
+    /// on the side of `d̃ − ρ` at most the furthest of `ρ` and the last three fused ranges; `d`
     /// without a reference.
     @inline(__always)
     private func published(_ reference: Double?, at t: Double, filter: FusionOptions.DistanceFilter) -> Double {
@@ -306,7 +325,11 @@ import Foundation
         let difference = shown - rho
         guard rangesAgreeToLeave(difference) else { return rho }
         let g = min(max((abs(difference) / max(pdd, 1e-12).squareRoot() - 1) / 1.5, 0), 1)
-        let value = rho + g * difference
+        // Never beyond every range it has (nor the reference): on the side it leaves to, at most
+        // the furthest of `ρ` and the last three fused ranges.
+        let furthest = Self.furthest(Self.furthest(Self.furthest(rho, newestRange, up: difference > 0), middleRange, up: difference > 0),
+                                     oldestRange, up: difference > 0)
+        let value = difference > 0 ? min(rho + g * difference, furthest) : max(rho + g * difference, furthest)
         return value.isFinite ? value : rho
     }
 }
