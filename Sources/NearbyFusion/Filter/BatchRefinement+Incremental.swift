@@ -219,14 +219,21 @@ extension BatchRefinement {
         model.lastRangeTime = chain.lastRangeTime
         model.independentInformation += independent.0
         if k.options.acquisition.considersDriftGeometry { model.pathWeightedInformation = independent.1 }
-        if k.windowHasMissingDirections {
-            for e in window.entries where e.directionMissing && e.direction == .none {
-                let (logRho, gradient) = logMissingDirection(of: e, at: x, options: k.options)
-                model.logMissing += e.multiplicity * logRho
-                model.logMissingGradient += e.multiplicity * gradient
-            }
-        }
+        if k.windowHasMissingDirections { addMissingDirections(of: window, at: x, options: k.options, to: &model) }
         return model
+    }
+
+    /// The missing directions' `Σ c log ρ(θ)` and its gradient at `x` into `model` (the burst
+    /// chain's linearisation; without a chain, ``add(_:to:k:)`` takes them entry by entry).
+    /// (Out of line: inlined, it changed how the still batch's loop beside it was compiled.)
+    @inline(never)
+    static func addMissingDirections(of window: MeasurementWindow, at x: Vector3, options o: FusionOptions,
+                                     to model: inout BatchLinearisation) {
+        for e in window.entries where e.directionMissing && e.direction == .none {
+            let (logRho, gradient) = logMissingDirection(of: e, at: x, options: o)
+            model.logMissing += e.multiplicity * logRho
+            model.logMissingGradient += e.multiplicity * gradient
+        }
     }
 
     /// Brings a hypothesis's model up to date with the window and returns the step to its

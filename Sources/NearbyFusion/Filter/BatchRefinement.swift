@@ -297,7 +297,8 @@ import Foundation
     /// The forward pass over the window's ranges (emissions, `s_k`, `α_k(A)`, kept in `scratch`)
     /// and the backward pass that weighs each range by its posterior `γ_k(A)`, added to `sums`
     /// (the normal equations at `x` start as the prior's, the forward pass at `1 − η`).
-    @inline(__always)
+    /// (Out of line: inlined, it changed how the still batch's own loop beside it was compiled.)
+    @inline(never)
     static func burstChainPasses(at x: Vector3, window: MeasurementWindow, k: Constants,
                                  independent: UnsafeMutablePointer<(Matrix3, Matrix3)>?,
                                  scratch: UnsafeMutableBufferPointer<Double>, into sums: inout BurstChainSums) {
