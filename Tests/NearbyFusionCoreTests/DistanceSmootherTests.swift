@@ -252,6 +252,11 @@ struct DistanceSmootherTests {
         }
         #expect(left > 0, "the published distance never left the estimate's")
         #expect(worst <= 1e-12, "published \(worst) m beyond every range it had")
+        // A smoother is equal to itself, fresh or fed (as an engine's state is compared).
+        var fed = DistanceSmoother()
+        _ = fed.update(at: 0, range: 5, reference: 5, generation: 0, density: o.rangeErrorDensity, variance: 0.1,
+                       residualIntensity: 0.1, freeIntensity: 0.5, minimumInterval: 0, filter: o.distanceFilter)
+        #expect(DistanceSmoother() == DistanceSmoother() && fed == fed)
     }
 
     /// Ranges three times noisier than configured (σ 1.14 m against 0.38 m), a still tag:

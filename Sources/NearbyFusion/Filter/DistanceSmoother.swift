@@ -101,8 +101,9 @@ import Foundation
     /// On which side of the reference the last three fused ranges lay, newest first: +1
     /// beyond `+σ`, −1 beyond `−σ` (`σ² =` ``learnedVariance``), 0 within (or no reference).
     var newestSide: Int8 = 0, middleSide: Int8 = 0, oldestSide: Int8 = 0
-    /// The last three fused ranges, newest first, metres (`nan` for one not yet fused).
-    var newestRange = Double.nan, middleRange = Double.nan, oldestRange = Double.nan
+    /// The last three fused ranges, newest first, metres (`+∞` for one not yet fused: a NaN would
+    /// make the smoother unequal to itself).
+    var newestRange = Double.infinity, middleRange = Double.infinity, oldestRange = Double.infinity
 
     /// Whether the ranges have left the reference consistently on the side of `d − ρ`: two of
     /// the last three fused ranges beyond the learned σ on that side.
@@ -227,8 +228,8 @@ import Foundation
         middleSide = 0
         oldestSide = 0
         newestRange = z
-        middleRange = .nan
-        oldestRange = .nan
+        middleRange = .infinity
+        oldestRange = .infinity
         distance = z
         rate = 0
         pdd = sigma2
