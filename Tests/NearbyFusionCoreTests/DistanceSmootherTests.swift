@@ -228,7 +228,7 @@ struct DistanceSmootherTests {
     /// radio (σ 3 m, learned over the first 30 s). Over the next 60 s, whenever ranges agree to
     /// leave the estimate, the published distance never goes past every range it has: on the
     /// side it leaves to, never beyond the furthest of the estimate's distance and the last
-    /// three ranges. (The filter's rate, drawn from two short ranges, carried it past both.)
+    /// three ranges. (Unbounded, the rate the filter draws from two short ranges carries it past both.)
     @Test func thePublishedDistanceNeverOvershootsTheRanges() {
         let o = Self.options
         var worst = 0.0, left = 0
