@@ -50,10 +50,13 @@ extension BatchRefinement {
                                               outlierDensity: e < 0 ? shortOutlierDensity : density.density.outlierDensity)
             let w = robust.weight
             accumulate(e, weight: w, logTerm: c * log(robust.density), gradient: g, age: tau)
-            let m = (w * e / r) * (Matrix3.identity - Matrix3.outer(g, g))
-            kxx += m
-            kxv += (-tau) * m
-            kvv += (tau * tau) * m
+            // `M = (w e / r)(I − g gᵀ)` is symmetric: its upper triangle only (``mirrorLowerTriangles()``).
+            let q = w * e / r
+            let m00 = q * (1 - g.x * g.x), m01 = q * (0 - g.x * g.y), m02 = q * (0 - g.x * g.z)
+            let m11 = q * (1 - g.y * g.y), m12 = q * (0 - g.y * g.z), m22 = q * (1 - g.z * g.z)
+            Self.addUpper(&kxx, 1, m00, m01, m02, m11, m12, m22)
+            Self.addUpper(&kxv, -tau, m00, m01, m02, m11, m12, m22)
+            Self.addUpper(&kvv, tau * tau, m00, m01, m02, m11, m12, m22)
             return w * density.variance / max(c, 1e-300)
         }
 
@@ -61,13 +64,38 @@ extension BatchRefinement {
         /// ``add(_:gradient:age:multiplicity:density:)``).
         @inline(__always)
         private mutating func accumulate(_ e: Double, weight w: Double, logTerm: Double, gradient g: Vector3, age tau: Double) {
-            let ggT = w * Matrix3.outer(g, g)
-            axx += ggT
-            axv += (-tau) * ggT
-            avv += (tau * tau) * ggT
+            // `w g gᵀ` is symmetric: its upper triangle only (``mirrorLowerTriangles()``).
+            let p00 = w * (g.x * g.x), p01 = w * (g.x * g.y), p02 = w * (g.x * g.z)
+            let p11 = w * (g.y * g.y), p12 = w * (g.y * g.z), p22 = w * (g.z * g.z)
+            Self.addUpper(&axx, 1, p00, p01, p02, p11, p12, p22)
+            Self.addUpper(&axv, -tau, p00, p01, p02, p11, p12, p22)
+            Self.addUpper(&avv, tau * tau, p00, p01, p02, p11, p12, p22)
             bx += (w * e) * g
             bv += (-tau * w * e) * g
             logLikelihood += logTerm
+        }
+
+        /// `A += s S` on the upper triangle of `A` only, `S` symmetric given by its upper
+        /// triangle; `s = 1` adds `S` itself (no product, as `A += S` would).
+        @inline(__always)
+        private static func addUpper(_ a: inout Matrix3, _ s: Double, _ s00: Double, _ s01: Double, _ s02: Double,
+                                     _ s11: Double, _ s12: Double, _ s22: Double) {
+            if s == 1 {
+                a.m00 += s00; a.m01 += s01; a.m02 += s02; a.m11 += s11; a.m12 += s12; a.m22 += s22
+            } else {
+                a.m00 += s * s00; a.m01 += s * s01; a.m02 += s * s02; a.m11 += s * s11; a.m12 += s * s12; a.m22 += s * s22
+            }
+        }
+
+        /// Completes the six sums of residual terms, which ``add(_:gradient:age:multiplicity:density:)``
+        /// and ``addRange(_:range:gradient:age:multiplicity:density:shortOutlierDensity:)`` keep on
+        /// their upper triangles (each term is symmetric, so the lower triangles summed apart would
+        /// hold the same numbers): `A_ij = A_ji` for `i > j`. Every sum of terms is completed before
+        /// it is read.
+        @inline(__always)
+        mutating func mirrorLowerTriangles() {
+            func mirror(_ a: inout Matrix3) { a.m10 = a.m01; a.m20 = a.m02; a.m21 = a.m12 }
+            mirror(&axx); mirror(&axv); mirror(&avv); mirror(&kxx); mirror(&kxv); mirror(&kvv)
         }
 
         /// `self` with the measurement sums `m` added, each scaled by `d`: `A += d A_m`,
@@ -177,6 +205,7 @@ extension BatchRefinement {
                                          velocity: v, k: k, to: &n))
             missing = missing || (e.directionMissing && e.direction == .none)
         }
+        n.mirrorLowerTriangles()
         return (share, missing)
     }
 
@@ -221,6 +250,7 @@ extension BatchRefinement {
                 missing = missing || (e.directionMissing && e.direction == .none)
             }
         }
+        m.mirrorLowerTriangles()
         let prior = movingPrior(position: x, velocity: v, anchor: p.now, start: p.start, priorInformation: priorInformation,
                                 priorMean: priorMean, velocityInformation: p.velocityInformation)
         return (prior.equations.adding(m, scaledBy: p.informationScale), prior.cost - p.informationScale * m.logLikelihood, m, missing)
