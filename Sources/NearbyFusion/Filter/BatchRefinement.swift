@@ -296,7 +296,8 @@ import Foundation
 
     /// The forward pass over the window's ranges (emissions, `s_k`, `α_k(A)`, kept in `scratch`)
     /// and the backward pass that weighs each range by its posterior `γ_k(A)`, added to `sums`
-    /// (the normal equations at `x` start as the prior's, the forward pass at `1 − η`).
+    /// (the normal equations at `x` start as the prior's; the forward pass starts at `1 − η`, and
+    /// its last `α(A)` replaces `sums.forward`).
     /// (Out of line: inlined, it changed how the still batch's own loop beside it was compiled.)
     @inline(never)
     static func burstChainPasses(at x: Vector3, window: MeasurementWindow, k: Constants,
@@ -307,7 +308,7 @@ import Foundation
         let eta = k.multipathProbability
         let outlier = k.rangeDensity.outlierDensity
         let width = BurstChainSums.width
-        var forward = sums.forward, lastRangeTime = sums.lastRangeTime
+        var lastRangeTime = sums.lastRangeTime
         // Per range: e, g (3), 1/v, line-of-sight share, α_A, ρ into it, scaled emissions A, B.
         var m = 0
         var alphaA = 1 - eta
@@ -345,7 +346,7 @@ import Foundation
             m += 1
             lastRangeTime = e.timestamp
         }
-        forward = alphaA
+        let forward = alphaA
         // Backward pass: β_k(s) = Σ_s' P(s→s'; ρ_{k+1}) p_{s'}(e_{k+1}) β_{k+1}(s'), scaled.
         var betaA = 1.0, betaB = 1.0
         for j in stride(from: m - 1, through: 0, by: -1) {

@@ -328,9 +328,11 @@ import Foundation
         let g = min(max((abs(difference) / max(pdd, 1e-12).squareRoot() - 1) / 1.5, 0), 1)
         // Never beyond every range it has (nor the reference): on the side it leaves to, at most
         // the furthest of `ρ` and the last three fused ranges.
-        let furthest = Self.furthest(Self.furthest(Self.furthest(rho, newestRange, up: difference > 0), middleRange, up: difference > 0),
-                                     oldestRange, up: difference > 0)
-        let value = difference > 0 ? min(rho + g * difference, furthest) : max(rho + g * difference, furthest)
+        let up = difference > 0
+        var furthest = Self.furthest(rho, newestRange, up: up)
+        furthest = Self.furthest(furthest, middleRange, up: up)
+        furthest = Self.furthest(furthest, oldestRange, up: up)
+        let value = up ? min(rho + g * difference, furthest) : max(rho + g * difference, furthest)
         return value.isFinite ? value : rho
     }
 }
