@@ -225,7 +225,7 @@ extension BatchRefinement {
 
     /// The missing directions' `Σ c log ρ(θ)` and its gradient at `x` into `model` (the burst
     /// chain's linearisation; without a chain, ``add(_:to:k:)`` takes them entry by entry).
-    /// (Out of line: inlined, it changed how the still batch's loop beside it was compiled.)
+    /// (Out of line: inlined, it changes how the still batch's loop beside it compiles.)
     @inline(never)
     static func addMissingDirections(of window: MeasurementWindow, at x: Vector3, options o: FusionOptions,
                                      to model: inout BatchLinearisation) {

@@ -298,7 +298,7 @@ import Foundation
     /// and the backward pass that weighs each range by its posterior `γ_k(A)`, added to `sums`
     /// (the normal equations at `x` start as the prior's; the forward pass starts at `1 − η`, and
     /// its last `α(A)` replaces `sums.forward`).
-    /// (Out of line: inlined, it changed how the still batch's own loop beside it was compiled.)
+    /// (Out of line: inlined, it changes how the still batch's own loop beside it compiles.)
     @inline(never)
     static func burstChainPasses(at x: Vector3, window: MeasurementWindow, k: Constants,
                                  independent: UnsafeMutablePointer<(Matrix3, Matrix3)>?,
