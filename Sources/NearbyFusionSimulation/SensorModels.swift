@@ -380,6 +380,9 @@ struct ChannelSoundingSensor {
     /// Per object: the last procedure's Gaussian error (metres) and the shadowing (dB).
     var lastError: [String: Double] = [:]
     var shadowing: [String: Double] = [:]
+    /// The part of the last range measured that its short read and multipath excess put
+    /// there, metres (``Simulator/Output/rangeOutlierMetres``).
+    var lastOutlierMetres = 0.0
 
     init(model: ChannelSoundingModel, seed: UInt64) {
         self.model = model
@@ -420,6 +423,7 @@ struct ChannelSoundingSensor {
         lastError[o.id] = error
         var r = d + error
         if model.rangeScaleError != 0 || model.rangeOffset != 0 { r += d * model.rangeScaleError + model.rangeOffset }
+        let clean = r
         if model.shortOutlierProbability > 0, outlierNoise.bernoulli(model.shortOutlierProbability) {
             r -= ChannelSoundingModel.shortRead(standardDeviation: sigma, outlierNoise.uniform())
         }
@@ -430,6 +434,8 @@ struct ChannelSoundingSensor {
         let multipath = now ? !multipathNoise.bernoulli(exit) : multipathNoise.bernoulli(exit * pi / (1 - pi))
         inBurst[o.id] = multipath
         if multipath { r += multipathNoise.uniform(model.multipathExcessRange.lowerBound, model.multipathExcessRange.upperBound) }
-        return .some(max(r, 0.05))
+        let range = max(r, 0.05)
+        lastOutlierMetres = range - max(clean, 0.05)
+        return .some(range)
     }
 }

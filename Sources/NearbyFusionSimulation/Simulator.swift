@@ -20,6 +20,13 @@ public enum Simulator {
         /// Per Channel Sounding object whose radio's figures depend on its signal, the
         /// shadowing the run drew for it, dB (``ChannelSoundingModel/signal(atDistance:shadowing:)``).
         public var channelSoundingShadowing: [String: Double] = [:]
+        /// One value per `uwb` event, in order: the part of its range, metres, that the radio's
+        /// outliers put there — a UWB range's non-line-of-sight excess (bursts, walls, the
+        /// user's body), a Channel Sounding range's multipath excess and short read (negative)
+        /// — and 0 for a range without one or an event without a range. The range less this is
+        /// what the radio's noise, bias and scale alone would have read (a stale repeat carries
+        /// the part of the range it repeats).
+        public var rangeOutlierMetres: [Double] = []
     }
 
     /// Runs the simulation: the recording and the truth that sensing hides. Poses at the
@@ -43,7 +50,8 @@ public enum Simulator {
                 uwbIndex += 1
             }
         }
-        return Output(events: run.events, trueDevicePoses: run.trueDevicePoses, channelSoundingShadowing: run.channelSounding.shadowing)
+        return Output(events: run.events, trueDevicePoses: run.trueDevicePoses, channelSoundingShadowing: run.channelSounding.shadowing,
+                      rangeOutlierMetres: run.rangeOutlierMetres)
     }
 
     /// The recording as JSON Lines text (each line ends with a newline).
@@ -69,6 +77,10 @@ struct SimulationRun {
     /// last range reported (metres, for stale repeats).
     var lastRangeError: [String: Double] = [:]
     var lastReportedRange: [String: Double] = [:]
+    /// The outlier part of each `uwb` event's range (``Simulator/Output/rangeOutlierMetres``),
+    /// and of the last range reported per object (for stale repeats), metres.
+    var rangeOutlierMetres: [Double] = []
+    var lastReportedOutlier: [String: Double] = [:]
     var channelSounding: ChannelSoundingSensor
     /// Hand tremor: three sinusoids per axis (4–10 Hz) with seeded frequencies and phases.
     let tremorTerms: [(axis: Vector3, amplitude: Double, frequency: Double, phase: Double)]
@@ -174,23 +186,27 @@ struct SimulationRun {
                 if let m = channelSounding.measure(o, objectPosition: objectPosition, antenna: antenna,
                                                    tick: tick, at: t, radioRateHz: s.radio.rateHz) {
                     events.append(.uwb(objectID: o.id, UWBMeasurement(timestamp: Simulator.round6(t), distance: m.map(Simulator.round4), directionInDevice: nil)))
+                    rangeOutlierMetres.append(m == nil ? 0 : channelSounding.lastOutlierMetres)
                 }
                 continue
             }
             if dropNoise.bernoulli(s.radio.dropoutProbability) { continue }
-            var distance = s.radio.capabilities.supportsPreciseDistanceMeasurement
+            var sensed = s.radio.capabilities.supportsPreciseDistanceMeasurement
                 ? sensedRange(of: o, at: objectPosition, antenna: antenna, devicePosition: p, worldFromDevice: q) : nil
-            if distance != nil, s.radio.staleRepeatProbability > 0 {
+            if sensed != nil, s.radio.staleRepeatProbability > 0 {
                 // A stale repeat: the previous range again (the fresh one is drawn all the same,
                 // so that a repeat does not shift later draws).
                 if staleNoise.bernoulli(s.radio.staleRepeatProbability), let previous = lastReportedRange[o.id] {
-                    distance = previous
+                    sensed = (previous, lastReportedOutlier[o.id] ?? 0)
                 }
-                lastReportedRange[o.id] = distance
+                lastReportedRange[o.id] = sensed?.range
+                lastReportedOutlier[o.id] = sensed?.outlier
             }
+            let distance = sensed?.range
             let direction = sensedDirection(to: objectPosition - antenna, worldFromDevice: q, hold: hold)
             events.append(.uwb(objectID: o.id, UWBMeasurement(timestamp: Simulator.round6(t), distance: distance.map(Simulator.round4),
                                                              directionInDevice: direction)))
+            rangeOutlierMetres.append(sensed?.outlier ?? 0)
         }
     }
 
@@ -200,9 +216,10 @@ struct SimulationRun {
     /// `1/L` and entering one with `π/(L(1 − π))`), walls and the user's body; at least 1 cm.
     /// The white noise is AR(1) over updates when the radio gives it a correlation time `τ`
     /// (`eₖ = φ eₖ₋₁ + √(1 − φ²) σ wₖ`, `φ = e^{−Δt/τ}`, `Δt` one radio tick), and a constant
-    /// ``RadioModel/rangeBias`` is added.
+    /// ``RadioModel/rangeBias`` is added. Returns the range and what the non-line-of-sight
+    /// excess, walls and body put into it, metres (``Simulator/Output/rangeOutlierMetres``).
     mutating func sensedRange(of o: SimulatedObject, at objectPosition: Vector3, antenna: Vector3,
-                              devicePosition p: Vector3, worldFromDevice q: Quaternion) -> Double {
+                              devicePosition p: Vector3, worldFromDevice q: Quaternion) -> (range: Double, outlier: Double) {
         var error = rangeNoise.gaussian(standardDeviation: s.radio.rangeStandardDeviation)
         if s.radio.rangeErrorCorrelationSeconds > 0 {
             let phi = exp(-1 / (s.radio.rateHz * s.radio.rangeErrorCorrelationSeconds))
@@ -210,6 +227,7 @@ struct SimulationRun {
             lastRangeError[o.id] = error
         }
         var r = (objectPosition - antenna).length + error + s.radio.rangeBias
+        let clean = r
         let nlos: Bool
         if s.radio.nlosMeanBurstLength <= 1 {
             nlos = nlosNoise.bernoulli(s.radio.nlosProbability)
@@ -230,7 +248,8 @@ struct SimulationRun {
            Self.bodyBlocks(from: antenna, to: objectPosition, devicePosition: p, worldFromDevice: q) {
             r += occlusionNoise.uniform(body.lowerBound, body.upperBound)
         }
-        return max(r, 0.01)
+        let range = max(r, 0.01)
+        return (range, range - max(clean, 0.01))
     }
 
     /// Whether the user's torso — 0.45 m wide, 0.6 m tall, 0.25 m deep, starting 0.3 m

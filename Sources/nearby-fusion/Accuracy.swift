@@ -37,7 +37,9 @@ struct Accuracy: ParsableCommand {
         that have a range (median, p95, p99 and their ratios), its p95 at the failed \
         procedures beside the last range's, held, the error the radio's scale and offset \
         alone leave (what no estimator reaches without knowing them, while device and tag \
-        keep still), and its lag. A fifth table \
+        keep still), the p95 of the ranges without the radio's outliers (its multipath or \
+        non-line-of-sight excess and short reads taken out: its noise, bias and scale alone, \
+        which a published distance beats only by averaging that noise over time), and its lag. A fifth table \
         closes the loop: simulated users steer the device by what the engine publishes — the \
         convergence reasons alone, each answered with a sweep, or the guidance's steps (a \
         walking pace, a reaction time, steps off by a random share and now and then the wrong \
@@ -166,8 +168,8 @@ struct Accuracy: ParsableCommand {
         }
         if !profileRows.isEmpty {
             print("")
-            print("| radio profile | ranges failed | distance err at updates with a range, median m: raw | published | published / raw | p95 m: raw | published | published / raw | p99 m: raw | published | at failed procedures, p95 m: last range held | published | the radio's scale and offset alone, m: median | p95 | published distance lag median s | max s | exact posterior, a still tag: distance err median m | p95 m | lag median s |")
-            print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+            print("| radio profile | ranges failed | distance err at updates with a range, median m: raw | published | published / raw | p95 m: raw | published | published / raw | p99 m: raw | published | at failed procedures, p95 m: last range held | published | the radio's scale and offset alone, m: median | p95 | the ranges without the radio's outliers, p95 m | published distance lag median s | max s | exact posterior, a still tag: distance err median m | p95 m | lag median s |")
+            print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
             profileRows.forEach { print($0.markdown) }
         }
         if !loopRows.isEmpty {
@@ -374,7 +376,7 @@ struct Accuracy: ParsableCommand {
     static func radioProfileRow(_ name: String, _ runs: [ScenarioRun]) -> TableRow {
         func metres(_ x: Double?) -> Cell { .figure(x, digits: 3) }
         var raw: [Double] = [], published: [Double] = [], lags: [Double] = []
-        var heldInGaps: [Double] = [], publishedInGaps: [Double] = [], bias: [Double] = []
+        var heldInGaps: [Double] = [], publishedInGaps: [Double] = [], bias: [Double] = [], withoutOutliers: [Double] = []
         var posterior: [Double] = [], posteriorLags: [Double] = []
         var failed = 0, ranged = 0
         for run in runs {
@@ -382,6 +384,7 @@ struct Accuracy: ParsableCommand {
             raw += paired.map(\.raw)
             published += paired.map(\.published)
             bias += paired.map(\.radioBias)
+            withoutOutliers += paired.map(\.withoutOutliers)
             let gaps = run.gapDistanceErrors
             heldInGaps += gaps.map(\.heldRaw)
             publishedInGaps += gaps.map(\.published)
@@ -410,6 +413,7 @@ struct Accuracy: ParsableCommand {
             ("publishedDistanceErrorInFailuresP95Metres", metres(Statistics.quantile(publishedInGaps, 0.95))),
             ("radioBiasErrorMedianMetres", metres(Statistics.quantile(bias, 0.5))),
             ("radioBiasErrorP95Metres", metres(Statistics.quantile(bias, 0.95))),
+            ("rangeErrorWithoutOutliersP95Metres", metres(Statistics.quantile(withoutOutliers, 0.95))),
             ("publishedDistanceLagMedianSeconds", .figure(Statistics.quantile(lags, 0.5), digits: 2)),
             ("publishedDistanceLagMaxSeconds", .figure(lags.max(), digits: 2)),
             ("posteriorDistanceErrorMedianMetres", metres(Statistics.quantile(posterior, 0.5))),

@@ -101,6 +101,30 @@ struct ScenarioTargetTests {
         #expect(tagBias.allSatisfy { $0 == 0 } && !tagBias.isEmpty)
     }
 
+    /// The ranges without the radio's outliers, beside a profile's errors: at every update with
+    /// a range and a published distance, the range less the part its outliers put there, against
+    /// the truth — below the raw ranges' p95 for a walking peer (its non-line-of-sight tail taken
+    /// out), the raw error itself for a radio that draws no outliers — and quoted beside the p95
+    /// target.
+    @Test func aProfilesRangesWithoutTheirOutliersAreScoredBesideTheP95() throws {
+        let (scenario, peer) = Self.runs("peer-uwb-friend-walking", seeds: 2)
+        let paired = peer.flatMap(\.pairedDistanceErrors)
+        let updates = peer.flatMap { $0.updates.filter { $0.rawDistance != nil && $0.estimate.distance != nil } }
+        #expect(paired.count == updates.count && !paired.isEmpty)
+        for (pair, u) in zip(paired, updates) {
+            #expect(abs(pair.withoutOutliers - abs(u.rawDistance! - u.rangeOutlierMetres - u.trueDistanceVector.length)) < 1e-12)
+        }
+        #expect(updates.contains { $0.rangeOutlierMetres > 0 })
+        let raw95 = try #require(Statistics.quantile(paired.map(\.raw), 0.95))
+        let clean95 = try #require(Statistics.quantile(paired.map(\.withoutOutliers), 0.95))
+        #expect(clean95 < raw95)
+        let p95 = ScenarioTargets.checks(for: scenario, runs: peer).first { $0.target.contains("p95") }
+        #expect(p95?.measured.contains(String(format: "the ranges without the radio's outliers: %.3f m", clean95)) == true)
+        let (_, tag) = Self.runs("coached-sweep", seeds: 1)
+        let plain = tag[0].pairedDistanceErrors
+        #expect(!plain.isEmpty && plain.allSatisfy { $0.withoutOutliers == $0.raw })
+    }
+
     /// The angle RMSE over the bound is judged over 50 seeds or more, like the other
     /// statistical targets, with the exact posterior's ratio at the same updates beside it.
     @Test func theAngleRMSETargetIsJudgedOverFiftySeedsBesideTheExactPosterior() throws {

@@ -238,6 +238,57 @@ struct SimulatorTests {
         #expect(Simulator.recordingText(for: plain) == before)
     }
 
+    /// The part of each range that the radio's outliers put there is recorded beside the
+    /// recording, one value per `uwb` event: taken out, a walking peer's ranges keep only their
+    /// bias and correlated noise (no long tail), each non-line-of-sight excess is one the profile
+    /// draws, and a stale repeat carries the part of the range it repeats; an inverse-FFT radio's
+    /// short reads come out as negative parts, its multipath as positive ones, and its ranges
+    /// without them have no tail.
+    @Test func theOutlierPartOfEachRangeIsRecordedBesideTheRecording() {
+        var s = Self.stillScenario(seconds: 300, object: Vector3(0, 1.4, -12))
+        s.radio = .walkingPeerPhoneToPhone()
+        let output = Simulator.simulate(s)
+        let updates = Self.uwbUpdates(output.events)
+        #expect(output.rangeOutlierMetres.count == updates.count && !updates.isEmpty)
+        var withOutlier = 0, ranged = 0, previous: (range: Double, outlier: Double)?
+        for ((pose, m), outlier) in zip(updates, output.rangeOutlierMetres) {
+            guard let r = m.distance else { #expect(outlier == 0); previous = nil; continue }
+            ranged += 1
+            let truth = (s.objects[0].positionInWorld - pose.positionInWorld).length
+            // Without its outlier part: the +0.06 m bias and σ 0.11 m noise, nothing beyond 6σ.
+            #expect(abs(r - outlier - truth - 0.06) < 0.66, "range \(r) m, outlier part \(outlier) m, truth \(truth) m")
+            if outlier != 0 {
+                withOutlier += 1
+                #expect(outlier >= 0.2 - 1e-9 && outlier <= 0.56 + 1e-9)
+            }
+            if let previous, previous.range == r { #expect(previous.outlier == outlier) }
+            previous = (r, outlier)
+        }
+        // 4 % non-line-of-sight, and stale repeats of them.
+        #expect(abs(Double(withOutlier) / Double(ranged) - 0.043) < 0.015, "\(withOutlier) of \(ranged)")
+
+        var model = ChannelSoundingModel.inverseFFT
+        model.shadowingStandardDeviation = 0
+        var cs = Self.stillScenario(seconds: 600, seed: 9, object: Vector3(0, 1.4, -5))
+        cs.objects[0].ranging = .bluetoothChannelSounding
+        cs.channelSounding = model
+        let csOutput = Simulator.simulate(cs)
+        var raw: [Double] = [], clean: [Double] = [], short = 0
+        for ((pose, m), outlier) in zip(Self.uwbUpdates(csOutput.events), csOutput.rangeOutlierMetres) {
+            guard let r = m.distance else { #expect(outlier == 0); continue }
+            let truth = (cs.objects[0].positionInWorld - pose.positionInWorld).length
+            raw.append(r - truth)
+            clean.append(r - outlier - truth)
+            // A short read (3σ to 20σ short, σ 0.10 m here) or a multipath excess.
+            if outlier < 0 { short += 1; #expect(outlier <= -0.3 + 1e-9 && outlier >= -2 - 1e-9) }
+            if outlier > 0 { #expect(model.multipathExcessRange.contains(outlier)) }
+        }
+        #expect(Double(short) / Double(raw.count) > 0.04)
+        let sigma = Self.robustSigma(clean), centre = Self.median(clean)
+        #expect(clean.filter { abs($0 - centre) > 4.5 * sigma }.isEmpty)
+        #expect(Double(raw.filter { $0 - centre < -4 * sigma }.count) / Double(raw.count) > 0.03)
+    }
+
     @Test func directionIsAvailableOnlyInsideTheFieldOfViewAtTheConfiguredRate() {
         let inside = Self.uwbUpdates(Simulator.events(for: Self.stillScenario(object: Vector3(1.5, 1.6, -4))))
         let availability = Double(inside.filter { $0.1.directionInDevice != nil }.count) / Double(inside.count)

@@ -61,6 +61,11 @@ public struct EvaluatedUpdate: Sendable {
     /// for a UWB object, its radio's constant offset (`RadioModel.rangeBias`: +0.06 m for
     /// phone-to-phone UWB while walking, 0 elsewhere).
     public var radioBiasMetres: Double = 0
+    /// The part of ``rawDistance`` that the simulated radio's outliers put there, metres
+    /// (``Simulator/Output/rangeOutlierMetres``: non-line-of-sight or multipath excess, a short
+    /// read); 0 without one. `rawDistance − rangeOutlierMetres` is the range the radio's noise,
+    /// bias and scale alone would have read.
+    public var rangeOutlierMetres: Double = 0
     /// The engine's mixture moments after this update.
     public var moments: MixtureMoments?
     /// Hypotheses in the bank after this update.
@@ -185,7 +190,10 @@ public struct ScenarioRun: Sendable {
         // The posterior's moments when the app said the tag moved, and that time (seconds).
         var carryOrigin: (mean: Vector3, covariance: Matrix3, since: Double)?
         var lastTruth = Vector3.zero, lastDevice = Vector3.zero
+        // Which `uwb` event this is, counted over every object (``Simulator/Output/rangeOutlierMetres``).
+        var radioEvent = -1
         for e in events {
+            if case .uwb = e { radioEvent += 1 }
             switch driver.apply(e) {
             case .pose(let p, let change)?:
                 lastPose = p
@@ -301,6 +309,8 @@ public struct ScenarioRun: Sendable {
                     radioBiasMetres: object.ranging == .bluetoothChannelSounding
                         ? scenario.channelSounding.rangeScaleError * toObject.length + scenario.channelSounding.rangeOffset
                         : scenario.radio.rangeBias,
+                    rangeOutlierMetres: m.distance != nil && simulation.rangeOutlierMetres.indices.contains(radioEvent)
+                        ? simulation.rangeOutlierMetres[radioEvent] : 0,
                     moments: snap.moments, hypothesisCount: snap.hypothesisCount, hypotheses: snap.hypotheses))
             default: break
             }
@@ -498,10 +508,17 @@ public struct ScenarioRun: Sendable {
     /// failures and multipath away perfectly but, as no estimator can without a reference, kept
     /// its scale error and offset (``EvaluatedUpdate/radioBiasMetres``). Where the device and
     /// the object keep still, the ranges cannot tell such an error from the distance itself: no
-    /// published distance can do much better than it.
-    public var pairedDistanceErrors: [(raw: Double, published: Double, moving: Bool, radioBias: Double)] {
+    /// published distance can do much better than it. And `withoutOutliers`: the absolute error
+    /// of the raw range less the part the radio's outliers put there
+    /// (``EvaluatedUpdate/rangeOutlierMetres``) — the radio's noise, bias and scale alone, which a
+    /// published distance can beat only by averaging that noise over time (little, where its
+    /// errors last for seconds).
+    public var pairedDistanceErrors: [(raw: Double, published: Double, moving: Bool, radioBias: Double, withoutOutliers: Double)] {
         updates.compactMap { u in
-            Self.distanceErrors(at: u).map { ($0.raw, $0.published, u.trueVelocity.length >= ObjectEvaluation.movingTruthSpeed, abs(u.radioBiasMetres)) }
+            Self.distanceErrors(at: u).map {
+                ($0.raw, $0.published, u.trueVelocity.length >= ObjectEvaluation.movingTruthSpeed, abs(u.radioBiasMetres),
+                 abs((u.rawDistance ?? 0) - u.rangeOutlierMetres - u.trueDistanceVector.length))
+            }
         }
     }
 
