@@ -62,7 +62,7 @@ public struct EvaluatedUpdate: Sendable {
     /// phone-to-phone UWB while walking, 0 elsewhere).
     public var radioBiasMetres: Double = 0
     /// The part of ``rawDistance`` that the simulated radio's outliers put there, metres
-    /// (``Simulator/Output/rangeOutlierMetres``: non-line-of-sight or multipath excess, a short
+    /// (`Simulator.Output.rangeOutlierMetres`: non-line-of-sight or multipath excess, a short
     /// read); 0 without one. `rawDistance − rangeOutlierMetres` is the range the radio's noise,
     /// bias and scale alone would have read.
     public var rangeOutlierMetres: Double = 0
@@ -190,7 +190,7 @@ public struct ScenarioRun: Sendable {
         // The posterior's moments when the app said the tag moved, and that time (seconds).
         var carryOrigin: (mean: Vector3, covariance: Matrix3, since: Double)?
         var lastTruth = Vector3.zero, lastDevice = Vector3.zero
-        // Which `uwb` event this is, counted over every object (``Simulator/Output/rangeOutlierMetres``).
+        // Which `uwb` event this is, counted over every object (`Simulator.Output.rangeOutlierMetres`).
         var radioEvent = -1
         for e in events {
             if case .uwb = e { radioEvent += 1 }
