@@ -42,14 +42,25 @@ extension ObjectTracker {
                 addWindowWork(work)
                 learnMovingRangeNoise(now: entry.timestamp, options: o)
             } else {
-                let work = passScratch.withUnsafeMutableBufferPointer { scratch in
-                    BatchRefinement.refine(&mixture, window: window, options: o, addedVariance: added, scratch: scratch)
-                }
-                addWindowWork(work)
+                addWindowWork(refineStillBatch(options: o, addedVariance: added))
             }
             updatesSinceRefinement = 0
         }
         return entry.hasRange && bankExplains(entry.rangeMetres, from: entry.antennaInWorld, options: o)
+    }
+
+    /// `BatchRefinement.refine` of the bank from the window, in the object's own storage: its
+    /// pass scratch, and its multipath term's pieces fitted at the range variance of `o` (fitted
+    /// again first when that changed: a noise level learned). Returns the refinement's work.
+    mutating func refineStillBatch(options o: FusionOptions, addedVariance: Double) -> BatchRefinement.WindowWork {
+        let density = o.rangeErrorDensity, variance = o.sensors.rangeStandardDeviation * o.sensors.rangeStandardDeviation
+        multipathPieces.prepare(density, variance: variance)
+        return multipathPieces.withView(for: density, variance: variance) { pieces in
+            passScratch.withUnsafeMutableBufferPointer { scratch in
+                BatchRefinement.refine(&mixture, window: window, options: o, addedVariance: addedVariance, scratch: scratch,
+                                       multipathPieces: pieces)
+            }
+        }
     }
 
     /// Adds a refinement's work to the object's counts (``ObjectStateSnapshot/windowPasses``,

@@ -172,10 +172,7 @@ extension ObjectTracker {
             mixture.initialize(rangeMetres: radiusMetres, antennaInWorld: a, forwardInWorld: pose.forwardInWorld, options: o)
             weighByCarryOrigin(at: t, options: o)
             let added = acquisitionAddedVariance(pathLength: pathLength, options: o)
-            let work = passScratch.withUnsafeMutableBufferPointer { scratch in
-                BatchRefinement.refine(&mixture, window: window, options: o, addedVariance: added, scratch: scratch)
-            }
-            addWindowWork(work)
+            addWindowWork(refineStillBatch(options: o, addedVariance: added))
         }
         estimateGeneration &+= 1
         restarts.clearRejections()
