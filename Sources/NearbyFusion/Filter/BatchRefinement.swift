@@ -319,7 +319,12 @@ import Foundation
         let eta = k.multipathProbability
         let outlier = k.rangeDensity.outlierDensity
         let width = BurstChainSums.width
+        guard let base = scratch.baseAddress else { return }
         var lastRangeTime = sums.lastRangeTime
+        // The independent information and its path-weighted sum, each symmetric term on its upper
+        // triangle (`w gᵢgⱼ` formed as `w (gᵢ gⱼ)`, as `w · outer(g, g)` forms it), in local sums
+        // completed and added once the window is through.
+        var independentUpper = Matrix3.zero, pathWeightedUpper = Matrix3.zero
         // Per range: e, g (3), 1/v, line-of-sight share, α_A, ρ into it, scaled emissions A, B.
         var m = 0
         var alphaA = 1 - eta
@@ -333,11 +338,15 @@ import Foundation
             // Emissions (densities of order 1/m; the forward pass renormalises each step).
             // An entry standing for c updates emits p^c, scaled by the larger of the two.
             let excess = k.rangeExcess(residual)
-            if let independent {
+            if independent != nil {
                 let w = c * inlier * inverseVariance / (inlier + excess + outlier)
-                let information = w * Matrix3.outer(g, g)
-                independent.pointee.0 += information
-                independent.pointee.1 += e.pathLengthMetres * information
+                let i00 = w * (g.x * g.x), i01 = w * (g.x * g.y), i02 = w * (g.x * g.z)
+                let i11 = w * (g.y * g.y), i12 = w * (g.y * g.z), i22 = w * (g.z * g.z)
+                independentUpper.m00 += i00; independentUpper.m01 += i01; independentUpper.m02 += i02
+                independentUpper.m11 += i11; independentUpper.m12 += i12; independentUpper.m22 += i22
+                let l = e.pathLengthMetres
+                pathWeightedUpper.m00 += l * i00; pathWeightedUpper.m01 += l * i01; pathWeightedUpper.m02 += l * i02
+                pathWeightedUpper.m11 += l * i11; pathWeightedUpper.m12 += l * i12; pathWeightedUpper.m22 += l * i22
             }
             let (emitA, emitB, top) = burstEmissions(lineOfSight: losPart, excess: excess, k: k, multiplicity: c)
             // ρ of the gap from the previous range (``refine`` fills them; none: independent).
@@ -346,31 +355,40 @@ import Foundation
             logs.add(step.scale)
             tops += top
             alphaA = step.alpha
-            let base = m * width
-            scratch[base] = residual
-            scratch[base + 1] = g.x; scratch[base + 2] = g.y; scratch[base + 3] = g.z
-            scratch[base + 4] = inverseVariance
-            scratch[base + 5] = c * inlier / losPart
-            scratch[base + 6] = alphaA
-            scratch[base + 7] = rho
-            scratch[base + 8] = emitA; scratch[base + 9] = emitB
+            // The range's slot (`m < count`, the scratch holding `width` values per entry: its
+            // offsets computed without overflow checks).
+            let slot = base + m &* width
+            slot[0] = residual
+            slot[1] = g.x; slot[2] = g.y; slot[3] = g.z
+            slot[4] = inverseVariance
+            slot[5] = c * inlier / losPart
+            slot[6] = alphaA
+            slot[7] = rho
+            slot[8] = emitA; slot[9] = emitB
             m += 1
             lastRangeTime = e.timestamp
         }
         let forward = alphaA
+        if let independent {
+            func mirrored(_ u: Matrix3) -> Matrix3 {
+                Matrix3(u.m00, u.m01, u.m02, u.m01, u.m11, u.m12, u.m02, u.m12, u.m22)
+            }
+            independent.pointee.0 += mirrored(independentUpper)
+            independent.pointee.1 += mirrored(pathWeightedUpper)
+        }
         // Backward pass: β_k(s) = Σ_s' P(s→s'; ρ_{k+1}) p_{s'}(e_{k+1}) β_{k+1}(s'), scaled.
         var betaA = 1.0, betaB = 1.0
         for j in stride(from: m - 1, through: 0, by: -1) {
-            let base = j * width
-            let aA = scratch[base + 6]
+            let slot = base + j &* width
+            let aA = slot[6]
             let posteriorA = aA * betaA / (aA * betaA + (1 - aA) * betaB)
-            let w = posteriorA * scratch[base + 5] * scratch[base + 4]
-            let g = Vector3(scratch[base + 1], scratch[base + 2], scratch[base + 3])
+            let w = posteriorA * slot[5] * slot[4]
+            let g = Vector3(slot[1], slot[2], slot[3])
             a += w * Matrix3.outer(g, g)
-            b += (w * scratch[base]) * g
+            b += (w * slot[0]) * g
             biasGradient += w * g
-            let rho = scratch[base + 7]
-            let nextA = scratch[base + 8] * betaA, nextB = scratch[base + 9] * betaB
+            let rho = slot[7]
+            let nextA = slot[8] * betaA, nextB = slot[9] * betaB
             let fromA = (1 - eta * (1 - rho)) * nextA + eta * (1 - rho) * nextB
             let fromB = (1 - eta) * (1 - rho) * nextA + (eta + (1 - eta) * rho) * nextB
             let scale = max(fromA, fromB)
