@@ -384,35 +384,41 @@ struct IncrementalBatchTests {
         #expect((c.kept.moments.meanInWorld - c.exact.moments.meanInWorld).length < 0.05)
     }
 
-    /// The multipath term's pieces give `η q(e)` as its error functions do — within 10⁻¹² of it
-    /// wherever it is more than 10⁻⁷ of its plateau, within 10⁻¹⁸ m⁻¹ elsewhere, 0 beyond their
-    /// reach — for a σ from 5 cm to 6 m, and stand aside where they cannot: a density without
-    /// gross outliers (whose `ε/span` hides the tails they leave out), one without a
-    /// multipath term, a σ too small for their storage, and a variance they were not fitted at.
-    @Test func theMultipathTermsPiecesAreItsErrorFunctions() {
+    /// The range density's pieces give its line-of-sight and multipath terms as their own forms
+    /// do — within 10⁻¹² of them wherever a term is more than 10⁻⁷ of its peak, within 10⁻¹⁸ m⁻¹
+    /// elsewhere, 0 beyond their reach — for a σ from 5 cm to 6 m, and stand aside where they
+    /// cannot: a density without gross outliers (whose `ε/span` hides the tails they leave out),
+    /// one without a multipath term, a σ too small for their storage, and a variance they were
+    /// not fitted at.
+    @Test func theRangeDensitysPiecesAreItsTerms() {
         let density = FusionOptions().forRanging(.bluetoothChannelSounding).rangeErrorDensity
         #expect(density.excessDensity > 0 && density.outlierDensity > 0)
-        var pieces = MultipathTermPieces()
+        var pieces = RangeDensityPieces()
         for sigma in [0.05, 0.38, 1.5, 6.0] {
             let v = sigma * sigma
             pieces.prepare(density, variance: v)
             #expect(pieces.isUsable(for: density, variance: v))
-            let plateau = density.excessDensity
             let lower = density.excessMinimum - 14 * sigma, upper = density.excessMaximum + 14 * sigma
             pieces.withView(for: density, variance: v) { view in
                 guard let view else { Issue.record("no pieces at σ \(sigma) m"); return }
-                var worst = 0.0
-                for k in 0...20_000 {
-                    let e = lower + (upper - lower) * Double(k) / 20_000
-                    let exact = density.excess(e, variance: v), fitted = view.value(e)
-                    if exact > 1e-7 * plateau {
-                        worst = max(worst, abs(fitted - exact) / exact)
-                    } else {
-                        #expect(abs(fitted - exact) < 1e-18, "σ \(sigma) m, e \(e) m: \(fitted) against \(exact)")
+                func check(_ name: String, peak: Double, exact: (Double) -> Double, fitted: (Double) -> Double) {
+                    var worst = 0.0
+                    for k in 0...20_000 {
+                        let e = -14 * sigma + (upper + 14 * sigma) * Double(k) / 20_000
+                        let x = exact(e), y = fitted(e)
+                        if x > 1e-7 * peak {
+                            worst = max(worst, abs(y - x) / x)
+                        } else {
+                            #expect(abs(y - x) < 1e-18, "\(name), σ \(sigma) m, e \(e) m: \(y) against \(x)")
+                        }
                     }
+                    #expect(worst < 1e-12, "\(name), σ \(sigma) m: relative error \(worst)")
+                    #expect(fitted(.nan) == 0 && fitted(upper + 100) == 0 && fitted(lower - 100) == 0)
                 }
-                #expect(worst < 1e-12, "σ \(sigma) m: relative error \(worst)")
-                #expect(view.value(.nan) == 0 && view.value(upper + 100) == 0 && view.value(lower - 100) == 0)
+                check("line of sight", peak: density.inlier(0, variance: v),
+                      exact: { density.inlier($0, variance: v) }, fitted: view.inlier)
+                check("multipath", peak: density.excessDensity,
+                      exact: { density.excess($0, variance: v) }, fitted: view.excess)
             }
             #expect(!pieces.isUsable(for: density, variance: 2 * v))
         }
@@ -424,18 +430,18 @@ struct IncrementalBatchTests {
         #expect(!pieces.isUsable(for: symmetric, variance: 0.1))
         pieces.prepare(density, variance: 1e-6)
         #expect(!pieces.isUsable(for: density, variance: 1e-6))
-        var none = MultipathTermPieces(capacity: 0)
+        var none = RangeDensityPieces(capacity: 0)
         none.prepare(density, variance: 0.1)
         #expect(!none.isUsable(for: density, variance: 0.1))
     }
 
-    /// A Channel Sounding bank refined update by update reading its multipath term off the
-    /// pieces ends where the one computing it from its error functions does: every hypothesis
-    /// within a micrometre, every weight within 10⁻⁹, the same window passes.
-    @Test func aBankReadingTheMultipathTermsPiecesSolvesAsItsErrorFunctionsDo() {
+    /// A Channel Sounding bank refined update by update reading its range density off the pieces
+    /// ends where the one computing it from its exponential and error functions does: every
+    /// hypothesis within a micrometre, every weight within 10⁻⁹, the same window passes.
+    @Test func aBankReadingTheRangeDensitysPiecesSolvesAsItsOwnFormsDo() {
         let options = FusionOptions().forRanging(.bluetoothChannelSounding)
         let entries = Self.channelSoundingWindow(count: 60)
-        var pieces = MultipathTermPieces()
+        var pieces = RangeDensityPieces()
         pieces.prepare(options.rangeErrorDensity, variance: options.sensors.rangeStandardDeviation * options.sensors.rangeStandardDeviation)
         var computed = Self.tiledBank(first: entries[0], options: options), fitted = computed
         var window = MeasurementWindow(capacity: 160)
@@ -443,7 +449,7 @@ struct IncrementalBatchTests {
         for entry in entries.dropFirst() {
             window.append(entry)
             passes.0 += BatchRefinement.refine(&computed, window: window, options: options)
-            passes.1 += BatchRefinement.refine(&fitted, window: window, options: options, multipathPieces: pieces)
+            passes.1 += BatchRefinement.refine(&fitted, window: window, options: options, densityPieces: pieces)
         }
         #expect(passes.0 == passes.1)
         #expect(computed.hypotheses.count == fitted.hypotheses.count && !computed.hypotheses.isEmpty)

@@ -50,15 +50,15 @@ extension ObjectTracker {
     }
 
     /// `BatchRefinement.refine` of the bank from the window, in the object's own storage: its
-    /// pass scratch, and its multipath term's pieces fitted at the range variance of `o` (fitted
+    /// pass scratch, and its range density's pieces fitted at the range variance of `o` (fitted
     /// again first when that changed: a noise level learned). Returns the refinement's work.
     mutating func refineStillBatch(options o: FusionOptions, addedVariance: Double) -> BatchRefinement.WindowWork {
         let density = o.rangeErrorDensity, variance = o.sensors.rangeStandardDeviation * o.sensors.rangeStandardDeviation
-        multipathPieces.prepare(density, variance: variance)
-        return multipathPieces.withView(for: density, variance: variance) { pieces in
+        densityPieces.prepare(density, variance: variance)
+        return densityPieces.withView(for: density, variance: variance) { pieces in
             passScratch.withUnsafeMutableBufferPointer { scratch in
                 BatchRefinement.refine(&mixture, window: window, options: o, addedVariance: addedVariance, scratch: scratch,
-                                       multipathPieces: pieces)
+                                       densityPieces: pieces)
             }
         }
     }

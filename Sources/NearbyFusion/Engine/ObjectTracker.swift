@@ -100,10 +100,11 @@ struct ObjectTracker: Sendable {
     /// The storage the acquisition's window passes work in (`BatchRefinement.scratchCount(entries:)`
     /// doubles for a full window), made once: a temporary allocation that large lies on the heap.
     var passScratch: ContiguousArray<Double>
-    /// The range density's multipath term as piecewise series (`MultipathTermPieces`), for a
-    /// radio whose ranges may be multipath (Channel Sounding): storage made once, fitted again
-    /// when the noise in use changes (`refineStillBatch(options:addedVariance:)`).
-    var multipathPieces: MultipathTermPieces
+    /// The range density's line-of-sight and multipath terms as piecewise series
+    /// (`RangeDensityPieces`), for a radio whose ranges may be multipath (Channel Sounding):
+    /// storage made once, fitted again when the noise in use changes
+    /// (`refineStillBatch(options:addedVariance:)`).
+    var densityPieces: RangeDensityPieces
     /// Σ q of every prediction since the bank was tiled, m² (VIO drift the batch adds back).
     var processVarianceSinceInitialisation = 0.0
     /// When the current acquisition began (its first range), seconds.
@@ -207,9 +208,9 @@ struct ObjectTracker: Sendable {
         self.window = MeasurementWindow(capacity: windowCapacity)
         self.passScratch = ContiguousArray(repeating: 0, count: BatchRefinement.scratchCount(entries: windowCapacity))
         let density = radioOptions.rangeErrorDensity
-        var pieces = MultipathTermPieces(capacity: density.excessDensity > 0 ? MultipathTermPieces.maximumPieceCount : 0)
+        var pieces = RangeDensityPieces(capacity: density.excessDensity > 0 ? RangeDensityPieces.maximumPieceCount : 0)
         pieces.prepare(density, variance: radioOptions.sensors.rangeStandardDeviation * radioOptions.sensors.rangeStandardDeviation)
-        self.multipathPieces = pieces
+        self.densityPieces = pieces
         self.directionGrid = Self.makeDirectionGrid(kind: kind, ranging: ranging, options: radioOptions)
     }
 

@@ -72,9 +72,10 @@ import Foundation
         /// at hand), kept by the object between updates: `nil` takes a temporary allocation,
         /// which lies on the heap for all but the shortest windows.
         var scratch: UnsafeMutableBufferPointer<Double>? = nil
-        /// The range density's multipath term as the object keeps it, fitted at ``range``'s
-        /// variance (``MultipathTermPieces``), read by ``rangeExcess(_:)``; `nil`: computed.
-        var multipathPieces: MultipathTermPieces.View? = nil
+        /// The range density's line-of-sight and multipath terms as the object keeps them, fitted
+        /// at ``range``'s variance (``RangeDensityPieces``), read by ``rangeInlier(_:)`` and
+        /// ``rangeExcess(_:)``; `nil`: computed.
+        var densityPieces: RangeDensityPieces.View? = nil
         /// Whether the refinement's window holds an entry with a direction, and one with a
         /// missing direction: found by the burst chain's scan of the window
         /// (``withConstants(_:window:scratch:_:)``), so that its passes skip the window's
@@ -100,11 +101,19 @@ import Foundation
             burstForgettingRate = o.burstForgettingRate(multipathProbability: multipathProbability)
         }
 
+        /// `(1 − ε − η) N(e; 0, v)` of the range density at ``range``'s variance, m⁻¹: off the
+        /// object's ``densityPieces`` when it has them, else from the density's own form.
+        @inline(__always)
+        func rangeInlier(_ e: Double) -> Double {
+            if let pieces = densityPieces { return pieces.inlier(e) }
+            return range.inlier(e)
+        }
+
         /// `η q(e)` of the range density at ``range``'s variance, m⁻¹: off the object's
-        /// ``multipathPieces`` when it has them, else from the density's own form.
+        /// ``densityPieces`` when it has them, else from the density's own form.
         @inline(__always)
         func rangeExcess(_ e: Double) -> Double {
-            if let pieces = multipathPieces { return pieces.value(e) }
+            if let pieces = densityPieces { return pieces.excess(e) }
             return range.excess(e)
         }
     }
@@ -333,7 +342,7 @@ import Foundation
             let (r, g) = model.linearised(at: x)
             guard r > 1e-6 else { continue }
             let residual = model.residual(e.rangeMetres, r), inverseVariance = k.range.inverseVariance, c = e.multiplicity
-            let inlier = k.range.inlier(residual)
+            let inlier = k.rangeInlier(residual)
             let losPart = inlier + (1 - eta) * outlier
             // Emissions (densities of order 1/m; the forward pass renormalises each step).
             // An entry standing for c updates emits p^c, scaled by the larger of the two.
@@ -442,30 +451,30 @@ import Foundation
     ///   does to a batch estimate: a third of the random-walk variance accumulated over the
     ///   window (the variance of a random walk's average) plus `(f·L/2)²` for systematic
     ///   drift (``FusionOptions/Acquisition/vioDriftFraction``).
-    ///   - multipathPieces: the range density's multipath term as an object keeps it
-    ///   (``MultipathTermPieces``), read where it is fitted at the range variance of `o`;
+    ///   - densityPieces: the range density's terms as an object keeps them
+    ///   (``RangeDensityPieces``), read where they are fitted at the range variance of `o`;
     ///   `nil` or another variance: computed from the density.
     /// - Returns: how many times the whole window was linearised (a hypothesis solved from its
     ///   prior, or its model rebuilt): the refinement's work, the same on every machine.
     @discardableResult
     public static func refine(_ mixture: inout PositionMixture, window: MeasurementWindow, options o: FusionOptions,
-                              addedVariance: Double = 0, multipathPieces: MultipathTermPieces? = nil) -> Int {
-        guard let multipathPieces else {
+                              addedVariance: Double = 0, densityPieces: RangeDensityPieces? = nil) -> Int {
+        guard let densityPieces else {
             return refine(&mixture, window: window, options: o, addedVariance: addedVariance, scratch: nil).passes
         }
         let variance = o.sensors.rangeStandardDeviation * o.sensors.rangeStandardDeviation
-        return multipathPieces.withView(for: o.rangeErrorDensity, variance: variance) { pieces in
-            refine(&mixture, window: window, options: o, addedVariance: addedVariance, scratch: nil, multipathPieces: pieces).passes
+        return densityPieces.withView(for: o.rangeErrorDensity, variance: variance) { pieces in
+            refine(&mixture, window: window, options: o, addedVariance: addedVariance, scratch: nil, densityPieces: pieces).passes
         }
     }
 
     /// ``refine(_:window:options:addedVariance:)`` working in `scratch` (``scratchCount(entries:)``
     /// doubles for `window`; a shorter or `nil` one takes temporary allocations), reading the
-    /// range density's multipath term off `multipathPieces` when given (fitted at the variance
-    /// of `o`, ``MultipathTermPieces``). Returns the window linearisations and the entries they read.
+    /// range density's terms off `densityPieces` when given (fitted at the variance of `o`,
+    /// ``RangeDensityPieces``). Returns the window linearisations and the entries they read.
     static func refine(_ mixture: inout PositionMixture, window: MeasurementWindow, options o: FusionOptions,
                        addedVariance: Double, scratch: UnsafeMutableBufferPointer<Double>?,
-                       multipathPieces: MultipathTermPieces.View? = nil) -> WindowWork {
+                       densityPieces: RangeDensityPieces.View? = nil) -> WindowWork {
         var work = WindowWork()
         withUnsafeMutablePointer(to: &work.passes) { counter in
             withUnsafeMutablePointer(to: &work.entries) { entries in
@@ -473,7 +482,7 @@ import Foundation
                     var k = constants
                     k.windowPasses = counter
                     k.windowEntries = entries
-                    k.multipathPieces = multipathPieces
+                    k.densityPieces = densityPieces
                     refineEach(&mixture, window: window, k: k, addedVariance: addedVariance)
                 }
             }
