@@ -54,9 +54,9 @@ extension BatchRefinement {
             let q = w * e / r
             let m00 = q * (1 - g.x * g.x), m01 = q * (0 - g.x * g.y), m02 = q * (0 - g.x * g.z)
             let m11 = q * (1 - g.y * g.y), m12 = q * (0 - g.y * g.z), m22 = q * (1 - g.z * g.z)
-            Self.addUpper(&kxx, 1, m00, m01, m02, m11, m12, m22)
-            Self.addUpper(&kxv, -tau, m00, m01, m02, m11, m12, m22)
-            Self.addUpper(&kvv, tau * tau, m00, m01, m02, m11, m12, m22)
+            kxx.addUpperTriangle(1, m00, m01, m02, m11, m12, m22)
+            kxv.addUpperTriangle(-tau, m00, m01, m02, m11, m12, m22)
+            kvv.addUpperTriangle(tau * tau, m00, m01, m02, m11, m12, m22)
             return w * density.variance / max(c, 1e-300)
         }
 
@@ -67,24 +67,12 @@ extension BatchRefinement {
             // `w g gᵀ` is symmetric: its upper triangle only (``mirrorLowerTriangles()``).
             let p00 = w * (g.x * g.x), p01 = w * (g.x * g.y), p02 = w * (g.x * g.z)
             let p11 = w * (g.y * g.y), p12 = w * (g.y * g.z), p22 = w * (g.z * g.z)
-            Self.addUpper(&axx, 1, p00, p01, p02, p11, p12, p22)
-            Self.addUpper(&axv, -tau, p00, p01, p02, p11, p12, p22)
-            Self.addUpper(&avv, tau * tau, p00, p01, p02, p11, p12, p22)
+            axx.addUpperTriangle(1, p00, p01, p02, p11, p12, p22)
+            axv.addUpperTriangle(-tau, p00, p01, p02, p11, p12, p22)
+            avv.addUpperTriangle(tau * tau, p00, p01, p02, p11, p12, p22)
             bx += (w * e) * g
             bv += (-tau * w * e) * g
             logLikelihood += logTerm
-        }
-
-        /// `A += s S` on the upper triangle of `A` only, `S` symmetric given by its upper
-        /// triangle; `s = 1` adds `S` itself (no product, as `A += S` would).
-        @inline(__always)
-        private static func addUpper(_ a: inout Matrix3, _ s: Double, _ s00: Double, _ s01: Double, _ s02: Double,
-                                     _ s11: Double, _ s12: Double, _ s22: Double) {
-            if s == 1 {
-                a.m00 += s00; a.m01 += s01; a.m02 += s02; a.m11 += s11; a.m12 += s12; a.m22 += s22
-            } else {
-                a.m00 += s * s00; a.m01 += s * s01; a.m02 += s * s02; a.m11 += s * s11; a.m12 += s * s12; a.m22 += s * s22
-            }
         }
 
         /// Completes the six sums of residual terms, which ``add(_:gradient:age:multiplicity:density:)``
@@ -94,8 +82,8 @@ extension BatchRefinement {
         /// it is read.
         @inline(__always)
         mutating func mirrorLowerTriangles() {
-            func mirror(_ a: inout Matrix3) { a.m10 = a.m01; a.m20 = a.m02; a.m21 = a.m12 }
-            mirror(&axx); mirror(&axv); mirror(&avv); mirror(&kxx); mirror(&kxv); mirror(&kvv)
+            axx = axx.mirroredUpperTriangle; axv = axv.mirroredUpperTriangle; avv = avv.mirroredUpperTriangle
+            kxx = kxx.mirroredUpperTriangle; kxv = kxv.mirroredUpperTriangle; kvv = kvv.mirroredUpperTriangle
         }
 
         /// `self` with the measurement sums `m` added, each scaled by `d`: `A += d A_m`,

@@ -351,11 +351,10 @@ import Foundation
                 let w = c * inlier * inverseVariance / (inlier + excess + outlier)
                 let i00 = w * (g.x * g.x), i01 = w * (g.x * g.y), i02 = w * (g.x * g.z)
                 let i11 = w * (g.y * g.y), i12 = w * (g.y * g.z), i22 = w * (g.z * g.z)
-                independentUpper.m00 += i00; independentUpper.m01 += i01; independentUpper.m02 += i02
-                independentUpper.m11 += i11; independentUpper.m12 += i12; independentUpper.m22 += i22
+                independentUpper.addUpperTriangle(1, i00, i01, i02, i11, i12, i22)
+                // (Scaled here: a scale known only at run time would cost a branch per range.)
                 let l = e.pathLengthMetres
-                pathWeightedUpper.m00 += l * i00; pathWeightedUpper.m01 += l * i01; pathWeightedUpper.m02 += l * i02
-                pathWeightedUpper.m11 += l * i11; pathWeightedUpper.m12 += l * i12; pathWeightedUpper.m22 += l * i22
+                pathWeightedUpper.addUpperTriangle(1, l * i00, l * i01, l * i02, l * i11, l * i12, l * i22)
             }
             let (emitA, emitB, top) = burstEmissions(lineOfSight: losPart, excess: excess, k: k, multiplicity: c)
             // ρ of the gap from the previous range (``refine`` fills them; none: independent).
@@ -379,11 +378,8 @@ import Foundation
         }
         let forward = alphaA
         if let independent {
-            func mirrored(_ u: Matrix3) -> Matrix3 {
-                Matrix3(u.m00, u.m01, u.m02, u.m01, u.m11, u.m12, u.m02, u.m12, u.m22)
-            }
-            independent.pointee.0 += mirrored(independentUpper)
-            independent.pointee.1 += mirrored(pathWeightedUpper)
+            independent.pointee.0 += independentUpper.mirroredUpperTriangle
+            independent.pointee.1 += pathWeightedUpper.mirroredUpperTriangle
         }
         // Backward pass: β_k(s) = Σ_s' P(s→s'; ρ_{k+1}) p_{s'}(e_{k+1}) β_{k+1}(s'), scaled.
         var betaA = 1.0, betaB = 1.0

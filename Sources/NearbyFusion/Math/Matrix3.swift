@@ -116,6 +116,23 @@ public struct Matrix3: Hashable, Sendable {
     /// `Aᵀ`.
     @inlinable @inline(__always) public var transposed: Matrix3 { Matrix3(m00, m10, m20, m01, m11, m21, m02, m12, m22) }
 
+    /// `A += s S` on the upper triangle of `A` only (`m00 m01 m02 m11 m12 m22`), `S` symmetric
+    /// given by its upper triangle; `s = 1` adds `S` itself (no product). For sums of symmetric
+    /// terms, each formed once, completed by ``mirroredUpperTriangle`` before they are read.
+    @inline(__always)
+    mutating func addUpperTriangle(_ s: Double, _ s00: Double, _ s01: Double, _ s02: Double,
+                                   _ s11: Double, _ s12: Double, _ s22: Double) {
+        if s == 1 {
+            m00 += s00; m01 += s01; m02 += s02; m11 += s11; m12 += s12; m22 += s22
+        } else {
+            m00 += s * s00; m01 += s * s01; m02 += s * s02; m11 += s * s11; m12 += s * s12; m22 += s * s22
+        }
+    }
+
+    /// The symmetric matrix of `A`'s upper triangle: `A_ij` for `i ≤ j`, `A_ji` below.
+    @inline(__always)
+    var mirroredUpperTriangle: Matrix3 { Matrix3(m00, m01, m02, m01, m11, m12, m02, m12, m22) }
+
     /// `(A + Aᵀ)/2`: removes the round-off asymmetry a covariance picks up.
     @inlinable @inline(__always) public var symmetrized: Matrix3 {
         let a = 0.5 * (m01 + m10), b = 0.5 * (m02 + m20), c = 0.5 * (m12 + m21)

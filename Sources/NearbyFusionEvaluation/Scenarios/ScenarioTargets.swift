@@ -159,23 +159,21 @@ public enum ScenarioTargets {
             // Beside each figure, the exact posterior's under the radio's own noise, where it is
             // followed (a still tag): what an ideal estimator that does not know the radio's
             // scale error and offset reaches.
+            // And, beside the p95, the radio's ranges without their outliers: its noise, bias and scale
+            // alone, which a published distance beats only by averaging that noise over time.
             let posterior = runs.flatMap(\.posteriorDistanceErrors)
-            func ideal(_ q: Double, over r: Double) -> String {
-                guard let e = Statistics.quantile(posterior, q) else { return "" }
-                return String(format: "; the exact posterior: %.3f m (%.2f ×)", e, e / r)
+            func beside(_ label: String, _ errors: [Double], _ q: Double, over r: Double) -> String {
+                guard let e = Statistics.quantile(errors, q) else { return "" }
+                return "; \(label): " + String(format: "%.3f m (%.2f ×)", e, e / r)
             }
-            // And the radio's ranges without their outliers: its noise, bias and scale alone, which
-            // a published distance beats only by averaging that noise over time.
-            func clean(_ q: Double, over r: Double) -> String {
-                guard let e = Statistics.quantile(withoutOutliers, q) else { return "" }
-                return String(format: "; the ranges without the radio's outliers: %.3f m (%.2f ×)", e, e / r)
-            }
+            func ideal(_ q: Double, over r: Double) -> String { beside("the exact posterior", posterior, q, over: r) }
             if let pm = Statistics.quantile(published, 0.5), let rm = Statistics.quantile(raw, 0.5),
                let p95 = Statistics.quantile(published, 0.95), let r95 = Statistics.quantile(raw, 0.95) {
                 check(.radioProfiles, "published distance median error ≤ the raw ranges' (at the updates with a range)",
                       String(format: "%.3f m against %.3f m (%.2f ×)", pm, rm, pm / rm) + ideal(0.5, over: rm), pm <= rm)
                 check(.radioProfiles, String(format: "published distance p95 error ≤ %.1f × the raw ranges'", radioProfileP95Share),
-                      String(format: "%.3f m against %.3f m (%.2f ×)", p95, r95, p95 / r95) + ideal(0.95, over: r95) + clean(0.95, over: r95),
+                      String(format: "%.3f m against %.3f m (%.2f ×)", p95, r95, p95 / r95) + ideal(0.95, over: r95)
+                          + beside("the ranges without the radio's outliers", withoutOutliers, 0.95, over: r95),
                       p95 <= radioProfileP95Share * r95)
             } else {
                 check(.radioProfiles, "published distance median error ≤ the raw ranges' (at the updates with a range)", "no distance published", false)
