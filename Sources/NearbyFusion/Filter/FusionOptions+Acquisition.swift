@@ -67,8 +67,9 @@ extension FusionOptions {
         ///
         /// Over three disjoint sets of 50 seeds, `accuracy` with 0.03 and with 0.01 differ by
         /// no more than one set of seeds differs from the next, and so do the real sessions
-        /// (`evaluate`), while a UWB acquisition linearises its window about a third less
-        /// often; `--relinearisation 0` and `bench` compare any fraction with the exact batch.
+        /// (`evaluate`), while a UWB acquisition linearises its window less often;
+        /// `--relinearisation 0` and `bench` compare any fraction with the exact batch (the
+        /// repository's `Results/relinearisation.md` sets six of them side by side).
         public var relinearisationTolerance: Double = 0.03
         /// How close to its minimum the still batch's Gauss–Newton brings a hypothesis — the
         /// solve from its prior, and a kept model's minimum with the new updates evaluated
@@ -85,11 +86,10 @@ extension FusionOptions {
         /// steps settles where the batch re-solved at every update (`--relinearisation 0`) does
         /// not: for a walker ranged for 20 s from a moving device (σ 5 cm), the kept bank at 2/3
         /// lies 5σ from the re-solved one after 4.6 s, at 1/3 within 1σ throughout. A larger
-        /// fraction linearises a peer's window less often (`bench --relinearisation 0.06`:
-        /// `peer-uwb-both-walking` 70 passes per update against 98, `distance-only-walking-peer`
-        /// 11 against 14), and over seeds 1–150 of the four range-only peer scenarios it leaves
-        /// as many runs beyond χ²(3)'s 99.9 % point as the re-solved batch; which runs those are
-        /// changes with the fraction.
+        /// fraction linearises a peer's window less often and drifts further from the re-solved
+        /// batch: compare `bench` and `accuracy --seeds 50` over the range-only peer scenarios at
+        /// several `--relinearisation` values (the repository's `Results/relinearisation.md`
+        /// does, the exact batch included).
         public var movingBatchToleranceScale: Double = 1.0 / 3
         /// Whether the batch of a still object steps by Newton's method — the Gauss–Newton
         /// matrix less the ranges' curvature, `(A − K)⁻¹ b`, where that is positive definite —
