@@ -515,10 +515,9 @@ public struct ScenarioRun: Sendable {
     /// errors last for seconds).
     public var pairedDistanceErrors: [(raw: Double, published: Double, moving: Bool, radioBias: Double, withoutOutliers: Double)] {
         updates.compactMap { u in
-            Self.distanceErrors(at: u).map {
-                ($0.raw, $0.published, u.trueVelocity.length >= ObjectEvaluation.movingTruthSpeed, abs(u.radioBiasMetres),
-                 abs((u.rawDistance ?? 0) - u.rangeOutlierMetres - u.trueDistanceVector.length))
-            }
+            guard let errors = Self.distanceErrors(at: u), let raw = u.rawDistance else { return nil }
+            return (errors.raw, errors.published, u.trueVelocity.length >= ObjectEvaluation.movingTruthSpeed, abs(u.radioBiasMetres),
+                    abs(raw - u.rangeOutlierMetres - u.trueDistanceVector.length))
         }
     }
 
