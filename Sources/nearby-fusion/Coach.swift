@@ -22,7 +22,9 @@ struct Coach: ParsableCommand {
     @OptionGroup var engine: EngineOptions
 
     func run() throws {
-        guard let data = FileManager.default.contents(atPath: expect) else { throw CommandFailure(message: "\(expect): cannot open file") }
+        guard let data = FileManager.default.contents(atPath: expect) else {
+            throw CommandFailure(message: "\(expect): \(RecordingError.cannotOpen(expect))")
+        }
         let verdicts: [CoachingVerdict]
         do {
             let expectations = try CoachingExpectation.parse(try RecordingError.utf8Text(data, file: expect), file: expect)

@@ -37,7 +37,7 @@ struct Merge: ParsableCommand {
             do {
                 data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: path))
             } catch {
-                throw CommandFailure(message: "\(path): cannot read the file (missing, or no permission)")
+                throw CommandFailure(message: "\(path): \(RecordingError.cannotOpen(path))")
             }
             // The version first, so that a newer layout is named as such rather than as a
             // missing key.

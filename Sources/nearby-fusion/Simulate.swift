@@ -47,7 +47,7 @@ struct Simulate: ParsableCommand {
         var simulation: SimulationScenario
         if let script {
             guard let data = FileManager.default.contents(atPath: script) else {
-                throw CommandFailure(message: "\(script): cannot open file")
+                throw CommandFailure(message: "\(script): \(RecordingError.cannotOpen(script))")
             }
             let text: String
             do { text = try RecordingError.utf8Text(data, file: script) } catch { throw CommandFailure(message: error.description) }

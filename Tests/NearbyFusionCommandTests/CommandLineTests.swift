@@ -280,7 +280,16 @@ struct CommandLineTests {
     @Test func missingFileAndBadArgumentsFailCleanly() throws {
         let missing = try TestSupport.run(["replay", "no/such/file.jsonl"])
         #expect(missing.status == 1)
-        #expect(missing.stderr == "Error: no/such/file.jsonl:0: cannot open file\n")
+        #expect(missing.stderr == "Error: no/such/file.jsonl:0: cannot open file (No such file or directory)\n")
+        // The system's reason, for the other files the commands read whole.
+        let expectations = try TestSupport.run(["coach", TestSupport.packageRoot.appendingPathComponent("Datasets/still-phone.jsonl").path,
+                                                "--expect", "no/such/expectations.txt"])
+        #expect(expectations.status == 1)
+        #expect(expectations.stderr == "Error: no/such/expectations.txt: cannot open file (No such file or directory)\n")
+        let folder = Scratch.directory.path
+        let script = try TestSupport.run(["simulate", folder])
+        #expect(script.status == 1)
+        #expect(script.stderr == "Error: \(folder): cannot open file (is a directory)\n")
         let badScenario = try TestSupport.run(["simulate", "--scenario", "moonwalk"])
         #expect(badScenario.status == 64)
         #expect(badScenario.stderr.contains("unknown scenario 'moonwalk'"))

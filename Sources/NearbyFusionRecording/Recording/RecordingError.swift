@@ -43,9 +43,27 @@ extension RecordingError {
     /// The bytes of a file read whole (a trajectory, a dataset's CSV), or the error naming it.
     static func contents(ofFile path: String) throws(RecordingError) -> Data {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw RecordingError(file: path, line: 0, message: "cannot open file")
+            throw RecordingError(file: path, line: 0, message: cannotOpen(path))
         }
         return data
+    }
+
+    /// Why `path` cannot be read, in the words of a message: `cannot open file (REASON)`, the
+    /// reason the system gives when it is asked to open it (`No such file or directory`,
+    /// `Permission denied`…), `is a directory` for a folder, `not a regular file` for a FIFO or a
+    /// device (a file read whole must be a regular one); plain `cannot open file` when it opens
+    /// now (it changed since, or the read itself failed). The probe opens without
+    /// blocking (`O_NONBLOCK`: a FIFO with no writer, a device, answer at once) and reads nothing.
+    public static func cannotOpen(_ path: String) -> String {
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { return "cannot open file (\(String(cString: strerror(errno))))" }
+        defer { close(descriptor) }
+        var status = stat()
+        if fstat(descriptor, &status) == 0 {
+            if status.st_mode & S_IFMT == S_IFDIR { return "cannot open file (is a directory)" }
+            if status.st_mode & S_IFMT != S_IFREG { return "cannot open file (not a regular file)" }
+        }
+        return "cannot open file"
     }
 
     /// The text of a file the tools read whole (TUM and EuRoC trajectories, coaching

@@ -34,7 +34,7 @@ public struct RecordingReader {
             displayName = "<stdin>"
         } else {
             guard let h = FileHandle(forReadingAtPath: path) else {
-                throw RecordingError(file: path, line: 0, message: "cannot open file")
+                throw RecordingError(file: path, line: 0, message: RecordingError.cannotOpen(path))
             }
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
