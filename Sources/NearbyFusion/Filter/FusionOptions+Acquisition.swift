@@ -88,9 +88,9 @@ extension FusionOptions {
         /// and at 1, leaves the re-solved one by more than 3σ within 5 s, at 1/3 it stays within
         /// 1σ throughout (`swift test --filter 'KeptModelAgrees|TwiceTheDefaultReach'` checks
         /// both). A larger fraction linearises a peer's window less often and drifts further
-        /// from the re-solved batch: compare `bench` and `accuracy --seeds 50` over the range-only peer scenarios at
-        /// several `--relinearisation` values (the repository's `Results/relinearisation.md`
-        /// does, the exact batch included).
+        /// from the re-solved batch: compare `bench` and `accuracy --seeds 50` over the
+        /// range-only peer scenarios at several `--relinearisation` values (the repository's
+        /// `Results/relinearisation.md` does, the exact batch included).
         public var movingBatchToleranceScale: Double = 1.0 / 3
         /// Whether the batch of a still object steps by Newton's method — the Gauss–Newton
         /// matrix less the ranges' curvature, `(A − K)⁻¹ b`, where that is positive definite —

@@ -52,8 +52,8 @@ extension RecordingError {
     /// reason the system gives when it is asked to open it (`No such file or directory`,
     /// `Permission denied`…), `is a directory` for a folder, `not a regular file` for a FIFO or a
     /// device (a file read whole must be a regular one); plain `cannot open file` when it opens
-    /// now (it changed since, or the read itself failed). The probe opens without
-    /// blocking (`O_NONBLOCK`: a FIFO with no writer, a device, answer at once) and reads nothing.
+    /// now (it changed since, or the read itself failed). The probe opens without blocking
+    /// (`O_NONBLOCK`: a FIFO with no writer, a device, answer at once) and reads nothing.
     public static func cannotOpen(_ path: String) -> String {
         let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { return "cannot open file (\(String(cString: strerror(errno))))" }
