@@ -319,13 +319,12 @@ struct MovingObjectTests {
     }
 
     /// A walker ranged without directions, acquired afresh 21 m away after it turned
-    /// (`peer-uwb-friend-walking` seed 94, at 20.9 s): a hypothesis settled on its kept
-    /// model can be carried into another basin by ranges whose errors last for seconds, and
-    /// its weight then falls by nats per update. Pruned on that word, the hypotheses beside
-    /// the peer go and the bank ends far outside its covariance (final NEES 14,500 with
-    /// ``MovingLinearisation/weightFallBeforeResolving`` infinite). Re-solved after every two
-    /// nats of decline, its error ends inside the covariance, as the exact batch's, re-solved
-    /// at every update, does.
+    /// (`peer-uwb-friend-walking` seed 94, at 20.9 s): a run in which kept models were once
+    /// carried into another basin by ranges whose errors last for seconds, their weights then
+    /// falling by nats per update, and the hypotheses beside the peer pruned on that word
+    /// (what ``MovingLinearisation/weightFallBeforeResolving`` guards against). With kept
+    /// models it ends with its error inside the covariance, as the exact batch, re-solved at
+    /// every update, does.
     @Test func aHypothesisIsPrunedOnlyOnTheWordOfFreshSolutions() throws {
         let scenario = ScenarioCatalogue.phoneToPhonePeer(seed: 94, bothWalking: false)
         let kept = ScenarioRun(scenario)

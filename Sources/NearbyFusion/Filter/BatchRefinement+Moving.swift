@@ -291,12 +291,8 @@ extension BatchRefinement {
     /// by its own reach, does not return; its weight, read off that basin, then falls by
     /// nats per update, and a falling weight widens the reach it is judged by (the tolerance
     /// scales with `√(0.01/w)`). Re-solved after every two nats of decline, a hypothesis is
-    /// pruned only on the word of fresh solutions. Without it, a peer ranged without
-    /// directions and acquired afresh far away after it turned can lose the hypothesis next to
-    /// it within a few updates and end far outside its covariance
-    /// (`accuracy --scenario peer-uwb-friend-walking --first-seed 94 --seeds 1`: final NEES
-    /// 14,500 without it); with it, the run ends with its error inside the covariance (14.8,
-    /// below χ²(3)'s 99.9 % point; the exact batch, `--relinearisation 0`, 2.5).
+    /// pruned only on the word of fresh solutions, as the exact batch (`--relinearisation 0`)
+    /// prunes it.
     public static let weightFallBeforeResolving = 2.0
 
     /// An empty model (the hypothesis is solved in full at its next refinement).
