@@ -298,11 +298,10 @@ extension ObjectTracker {
     /// is never handed to the tracking filter: its batch, position and velocity over the
     /// window (`BatchRefinement.refineMoving(_:window:now:start:options:addedVariance:)`), is
     /// the estimator. Ranges alone observe a walker's velocity only through the observer's
-    /// manoeuvres over tens of seconds (velocity σ still 0.7 m/s when
-    /// `distance-only-walking-peer` converges at 31 s); an EKF started there linearises each
-    /// range once and diverged within 3 s (seed 1: 2.5 m off, bearing σ beyond 180°), the
-    /// classic failure of range-only tracking filters, while the batch re-linearises the
-    /// window at every update and stayed within decimetres.
+    /// manoeuvres over tens of seconds, and its velocity is still uncertain by a walking pace
+    /// when the position converges; an EKF started there linearises each range once and
+    /// diverges within seconds, the classic failure of range-only tracking filters, while the
+    /// batch re-linearises the window at every update.
     mutating func settleIfResolved(options o: FusionOptions, directionless: Bool) {
         mixture.pruneAndMerge(minimumWeight: o.acquisition.acquisitionPruneWeight, mergeDistanceSquared: 0)
         if mayMove && directionless { return }

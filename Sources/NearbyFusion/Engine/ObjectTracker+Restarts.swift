@@ -113,9 +113,9 @@ extension ObjectTracker {
     /// metres: where a restart tiles the range sphere. The tiles' priors hold their range as a Gaussian with the
     /// range's σ, and the batch starts from them, so a sphere tiled on a multipath range — the
     /// fifth rejected one as often as any — keeps every hypothesis in the multipath mode, the
-    /// line-of-sight ranges (most of them) discarded as outliers: `nlos-20-percent` seed 2
-    /// converged 1.49 m too far and stayed so for 1.2 s. The rejected ranges of one run agree
-    /// when the estimate is what is wrong; the median takes the majority.
+    /// line-of-sight ranges (most of them) discarded as outliers, and the object is placed too
+    /// far by about the reflection's excess. The rejected ranges of one run agree when the
+    /// estimate is what is wrong; the median takes the majority.
     var medianRejectedRange: Double { restarts.medianRejectedRange }
 
     /// Restarts a still object's acquisition from this update's range *keeping what was
