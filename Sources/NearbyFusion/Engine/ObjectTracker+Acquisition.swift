@@ -340,9 +340,8 @@ extension ObjectTracker {
     /// and a drift that grows with the path — at a steady rate while the user walks steadily —
     /// moves the object's apparent position at a steady velocity: the fit's velocity absorbs
     /// it and its position *now* is where the app sees the object, so only the random walk is
-    /// added. (With `(f L/2)²` too, `distance-only-walking-peer`'s mean NEES over 50 seeds was
-    /// 1.59, cautious, and it converged 0.9 s later; `distance-only-turning-peer` 2.96, now
-    /// 3.16.)
+    /// added. (`(f L/2)²` on top would count the drift twice: a walking peer's covariance would
+    /// be cautious, and its convergence later.)
     @inline(__always)
     func acquisitionAddedVariance(pathLength: Double, options o: FusionOptions) -> Double {
         guard !mayMove else { return processVarianceSinceInitialisation / 3 }

@@ -171,11 +171,11 @@ extension ObjectTracker {
     /// moving object's thresholds are held (below); else that of the published estimate — 0 or
     /// 1 when one model is certain and published alone, the moving model's probability while
     /// the published estimate combines the two. Judged by a still object's 12 cm, the combined
-    /// covariance `Σⱼ wⱼ (Pⱼ + (pⱼ − p)(pⱼ − p)ᵀ)` failed whenever a few noisy directions raised
-    /// the moving model's probability to 0.1–0.5 (its mean is dragged 0.3–0.7 m by the noise
-    /// it follows): a still friend's status dropped to "sweep" for 0.1–0.3 s in 6 of 20 runs
-    /// (`still-peer`), and every unhinted tag picked up (`tag-picked-up`, 50 of 50 runs) left
-    /// `converged` while its estimate followed it, advice no sweep answers.
+    /// covariance `Σⱼ wⱼ (Pⱼ + (pⱼ − p)(pⱼ − p)ᵀ)` fails whenever a few noisy directions raise
+    /// the moving model's probability to 0.1–0.5 (its mean is dragged decimetres by the noise
+    /// it follows): a still friend's status would drop to "sweep" for a few tenths of a second
+    /// (`still-peer`), and an unhinted tag picked up (`tag-picked-up`) would leave `converged`
+    /// while its estimate followed it, advice no sweep answers.
     @inline(__always)
     mutating func movingShare(_ motionNow: MotionActivityState, options: FusionOptions) -> Double {
         if holdsMovingThresholds(motionNow, options: options) { return 1 }

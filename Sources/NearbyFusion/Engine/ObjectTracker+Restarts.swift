@@ -75,11 +75,11 @@ extension ObjectTracker {
     /// says whether the last eight run away smoothly (``FusionOptions/Gating/runAwayStep``): every
     /// `|eₖ − eₖ₋₁| ≤ step`, `e₈ − e₁ ≥ rise`, and each half rising too, `e₄ − e₁ ≥ rise/4`
     /// and `e₈ − e₅ ≥ rise/4` (a flat run that ends in the onset of a small multipath burst,
-    /// +0.2 then +0.5 m, passed the first two four times in 400 minutes of `long-session`
-    /// objects; a carry rises throughout). Without it, a tag carried straight away
-    /// from the user — its direction unchanged, every range too long for the still model and
-    /// set aside as multipath — was never reported `moving` and stood stale, more than 50 cm
-    /// off, for 2.4 s (median of 20 seeds; 2.7 s at worst) until 30 rejected ranges restarted it.
+    /// +0.2 then +0.5 m, can pass the first two; a carry rises throughout). Without it, a tag
+    /// carried straight away from the user — its direction unchanged, every range too long
+    /// for the still model and set aside as multipath — would never be reported `moving`, and
+    /// would stand stale, more than 50 cm off, for seconds until a run of rejected ranges
+    /// restarted it (`accuracy --scenario tag-carried-away` prints how long it stands off).
     mutating func rangesRunAway(_ excess: Double, at seconds: Double, options o: FusionOptions) -> Bool {
         restarts.rangesRunAway(excess, at: seconds, options: o)
     }
@@ -138,8 +138,8 @@ extension ObjectTracker {
     /// Unless the object did move: then the window's old ranges pull the re-solved bank back
     /// where it was, and it no longer explains the range it was tiled on. That is checked, and
     /// the caller then clears the window as before (returns `false`). Without the check, a tag
-    /// carried away from a watch while it was being acquired (48 runs: 4 start times × 4
-    /// directions × 3 seeds) was published more than 15° off on 1,456 updates instead of 1,362.
+    /// carried away from a watch while it is being acquired would be re-solved where it was,
+    /// and published further off for longer.
     ///
     /// - Parameters:
     ///   - radiusMetres: the sphere tiled: the median of the rejected ranges (after a run of

@@ -30,9 +30,9 @@ extension ObjectTracker {
         // model's range gate decides for a range too long (NLOS bursts are not motion) — and,
         // with ranges alone, for any range; once motion is the likelier mode, each model gates
         // ranges for itself. A range too short while directions come is weighed by both models:
-        // no multipath shortens a range, and a tag picked up and carried toward the user was
-        // otherwise reported `moving` only once its directions alone had shown it (0.9 s after
-        // the pickup in the median run, up to 1.2 s; now 0.7 s and 0.9 s over 50 seeds).
+        // no multipath shortens a range, and a tag picked up and carried toward the user would
+        // otherwise be reported `moving` only once its directions alone had shown it, a few
+        // tenths of a second later (`accuracy --scenario tag-picked-up` prints when it is).
         let directionless = rangesAlone || ranging == .bluetoothChannelSounding
         var stationaryGate: StationaryGate = mayMove || motion.movingProbability >= 0.5 ? .off
             : (directionless ? .everyMeasurement : .positiveResiduals)

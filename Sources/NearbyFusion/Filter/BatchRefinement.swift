@@ -165,12 +165,11 @@ import Foundation
     /// robust weight and density `p(e)` (``RangeErrorDensity/AtVariance/robustWeight(_:multiplicity:)``); `nil`
     /// when `x` sits on the antenna.
     ///
-    /// The nominal σ_r, not σ(z) (``FusionOptions/Sensors/rangeErrorFraction``): measured, σ(z) here
-    /// made acquisition slower on every distance-only path (behind-user: 13 of 20 runs no
-    /// longer converged within the run) and put eee_01's angle p95 at 5.1° instead of 3.3°.
-    /// The window spans seconds, over which the long-range error σ(z) models is mostly one
-    /// common offset that the hypotheses' priors and the gate already absorb; the tracking
-    /// EKF, which integrates minutes of ranges, needs it.
+    /// The nominal σ_r, not σ(z) (``FusionOptions/Sensors/rangeErrorFraction``): the window spans
+    /// seconds, over which the long-range error σ(z) models is mostly one common offset that
+    /// the hypotheses' priors and the gate already absorb, and weighing the window's far
+    /// ranges by it as if their errors were independent only slows the acquisition of a far
+    /// object down; the tracking EKF, which integrates minutes of ranges, needs it.
     @inline(__always)
     static func weightedRange(of e: WindowEntry, at x: Vector3, k: Constants)
         -> (gradient: Vector3, residual: Double, weight: Double, density: Double)? {

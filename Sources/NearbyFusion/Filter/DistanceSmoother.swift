@@ -5,13 +5,14 @@ import Foundation
 /// ranges once they significantly disagree with it.
 ///
 /// The reference, `ρ = Σ wᵢ ‖μᵢ − a‖` for a still object, follows the device's own motion
-/// exactly and averages every range the estimate has taken: median error 0.11 m against the
-/// raw ranges' 0.27 m on the coached path. But it is the distance to where a *still* object
-/// is estimated to be. A tag picked up and carried changes its ranges long before the
-/// estimate lets it go — the eight-range trend test (`ObjectTracker.movedAwayFromItsRanges`)
-/// needs about 2 s, and without the app's motion hint the published distance stood still
-/// that long, up to a metre off (`cs-carried`: lag 0.9 s in the median run); with the hint
-/// nothing is fused while the tag moves and the raw range was published, multipath and all.
+/// exactly and averages every range the estimate has taken: on the coached path its median
+/// error is well under half the raw ranges' (`nearby-fusion accuracy --scenario
+/// cs-coached-step` prints both). But it is the distance to where a *still* object is
+/// estimated to be. A tag picked up and carried changes its ranges long before the estimate
+/// lets it go — the eight-range trend test (`ObjectTracker.movedAwayFromItsRanges`) needs
+/// about 2 s, through which the reference alone would stand still, up to a metre off; and
+/// with the app's motion hint nothing is fused while the tag moves, so the reference alone
+/// would leave the raw range to be published, multipath and all.
 ///
 /// State `x = (d, u)`: `d` the distance now, metres; `u` the rate of change of `d` that the
 /// reference does not explain, m/s (the object's own radial speed while a reference

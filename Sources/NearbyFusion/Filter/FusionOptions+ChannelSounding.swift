@@ -9,11 +9,12 @@ extension FusionOptions {
         /// with them): Bluetooth SIG, *Channel Sounding technical overview* (2024), §2.2;
         /// Ulsamer, Mazur and Knauth, "Study of BLE6 Ranging Performance in a Utility
         /// Basement", CEUR-WS Vol-4047 (2025), which measures IFFT/slope/RTT estimators on BLE6
-        /// hardware in open ground and under strong multipath. 0.38 m, in that range, is the
-        /// smallest σ whose mean NEES over 50 seeded coached runs stays inside the χ² band
-        /// (0.35 m gave an angle RMSE 1.18× the Cramér–Rao bound but NEES 4.1 with ranges
-        /// weighed independently, 3.84 with the multipath burst chain,
-        /// ``multipathBurstSeconds``).
+        /// hardware in open ground and under strong multipath. 0.38 m, in that range, trades
+        /// two of the simulated radio's targets against each other: a smaller σ lets a far tag
+        /// publish its first angle sooner, but puts a coached tag's converged `worldTransform`
+        /// further off (its median past 0.5 m at 0.35–0.37 m) and a planar sweep's mean NEES
+        /// further above the χ² band. Compare `accuracy --seeds 50 --scenario cs-coached-step
+        /// --scenario cs-planar-sweeps --scenario cs-far` with and without `--cs-range-sigma 0.35`.
         public var rangeStandardDeviation: Double = 0.38
         /// σ of the range bias a Channel Sounding radio may carry, as a fraction of the
         /// object's distance: a Channel Sounding object considers a common bias of σ
@@ -76,9 +77,10 @@ extension FusionOptions {
         /// distance that its position estimate does not explain (`DistanceSmoother`, which
         /// smooths the published `distance`): the estimate follows the device's own motion, so
         /// this is the object's own radial motion — none for a still tag, a carry when it is
-        /// picked up. 0.1 against 0.5 (50 seeds each): a still tag's published error 0.105 m
-        /// (median, `cs-coached-step`) against 0.107 m, `cs-planar-sweeps`' lag 1.00 s against
-        /// 1.27 s; `cs-carried`'s error while carried the same (0.28 m), its lag 0.25 s against 0.17 s.
+        /// picked up. 0.1 rather than 0.5: a still tag's published distance errs less (its p95
+        /// before a `worldTransform`, `cs-coached-step`) and lags less behind planar sweeps
+        /// (`cs-planar-sweeps`), while a carried tag's is followed within a few hundredths of a
+        /// second and a few centimetres as closely (`cs-carried`).
         public var distanceResidualAccelerationIntensity: Double = 0.1
         /// Ranges a still Channel Sounding accessory's acquisition publishes nothing after it was
         /// re-solved because its ranges ran long (a multipath burst, or the tag carried away: the

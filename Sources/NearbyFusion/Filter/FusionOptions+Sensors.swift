@@ -31,9 +31,8 @@ extension FusionOptions {
         /// real range errors last far longer than the interval of a fast one: on the LIAS planar
         /// UWB session (`nearby-fusion convert lias-planar-uwb`, ~88 Hz per anchor) they are
         /// correlated 0.88 at 10 ms and 0.7 at 0.1 s. Each fused update is weighed as an
-        /// independent draw, so at 88 Hz the filter counted the same error nine times over: it
-        /// converged 7 of 8 anchors with heights up to 1.9 m wrong (a planar path cannot show
-        /// the height) and a mean NEES of 1,664, against 491 for the same session at 10 Hz.
+        /// independent draw, so at 88 Hz the filter would count the same error nine times over
+        /// and claim nine times the information the ranges hold.
         /// Every count in these options (rejections before a reset, the eight-range trend, the
         /// probation, the blocked-path allowance of 600 ranges = 60 s) also means a span of time
         /// only at the rate it was set for, ~10 Hz. 0.09 s lets every 10 Hz radio through
@@ -45,15 +44,17 @@ extension FusionOptions {
         /// Research UWB boards ship with an uncalibrated antenna delay: the real sessions here carry
         /// +0.14 to +0.31 m per anchor (LIAS planar UWB, against anchors surveyed to the
         /// millimetre) and a few decimetres (NTU VIRAL), while the filter, weighing each range as
-        /// independent, claimed centimetres (mean NEES 491 and 89).
+        /// independent, claims centimetres (`nearby-fusion evaluate` prints each anchor's mean NEES).
         ///
         /// The bias is *considered*, not estimated: the estimates do not change, the covariance the
         /// coaching and the outputs read does. A still object's batch adds `σ_β² s sᵀ` to each
         /// hypothesis, `s` the shift of its solution per metre of common bias
         /// (`BatchRefinement.refine(_:window:options:addedVariance:)`), and a tracked object keeps
-        /// the share it had when it was handed over. On such hardware 0.1 m brings the reported
-        /// uncertainty in line with the errors without changing the angles (`evaluate
-        /// --range-bias 0.1`); larger values make the coaching withhold `worldTransform` longer.
+        /// the share it had when it was handed over. On such hardware 0.1 m widens the reported
+        /// uncertainty toward the errors without changing the angles (compare `evaluate` of the
+        /// NTU VIRAL sessions with and without `--range-bias 0.1`), though not all the way: what
+        /// a common bias does not explain stays; larger values make the coaching withhold
+        /// `worldTransform` longer, or for good.
         /// Not for the simulated UWB radios, which have no bias: a considered one only makes them
         /// cautious, and a watch's ranges alone then converge far later. A Channel Sounding
         /// object considers the larger of this and ``FusionOptions/ChannelSounding/rangeBiasFractionOfDistance``
