@@ -226,6 +226,49 @@ struct IncrementalBatchTests {
         }
     }
 
+    /// An azimuth-only entry is read through its world-frame axes (`WindowEntry.azimuthAxisU`,
+    /// `azimuthAxisW`) where the model would rotate the object into the device frame twice: over
+    /// tilted and rolled poses, directions on either side, and objects in front, behind, beside
+    /// and on the device's Y axis, the window's normal equations and cost are the model's to
+    /// rounding.
+    @Test func anAzimuthReadThroughItsAxesIsTheModelsAzimuth() throws {
+        let options = FusionOptions()
+        var noise = NoiseStream(seed: 23, source: "azimuth-axes")
+        var compared = 0
+        for k in 0..<40 {
+            let a = Vector3(noise.gaussian(standardDeviation: 1), 1.3, noise.gaussian(standardDeviation: 1))
+            let axis = Vector3(noise.gaussian(standardDeviation: 1), noise.gaussian(standardDeviation: 1), noise.gaussian(standardDeviation: 1))
+            let q = Quaternion(angle: noise.gaussian(standardDeviation: 1.5), axis: axis.normalized)
+            let azimuth = noise.gaussian(standardDeviation: 1.2) + (k % 4 == 3 ? Double.pi : 0)
+            let measured = Vector3(sin(azimuth), 0, -cos(azimuth)) * (k % 5 == 0 ? 0.3 : 1)
+            let pose = DevicePose(timestamp: Double(k), positionInWorld: a, worldFromDevice: q)
+            let entry = WindowEntry(range: nil, direction: measured, pose: pose, antennaInWorld: a,
+                                    capabilities: .phone, options: options)
+            #expect(entry.direction == .azimuth && entry.azimuthAxisW != .zero)
+            var throughModel = entry
+            throughModel.azimuthAxisU = .zero
+            throughModel.azimuthAxisW = .zero
+            var axes = MeasurementWindow(capacity: 4), model = MeasurementWindow(capacity: 4)
+            axes.append(entry)
+            model.append(throughModel)
+            let h = PositionHypothesis(logWeight: 0, meanInWorld: a, covariance: .scaledIdentity(100))
+            let onYAxis = a + q.rotate(Vector3(0, 2, 0))
+            let points = [onYAxis, a + q.rotate(Vector3(0.5, 0.3, -3)), a + q.rotate(Vector3(-1, -0.4, 2.5)),
+                          a + Vector3(noise.gaussian(standardDeviation: 3), noise.gaussian(standardDeviation: 1), noise.gaussian(standardDeviation: 3))]
+            for x in points {
+                let viaAxes = try #require(BatchRefinement.linearisation(of: h, at: x, window: axes, options: options))
+                let viaModel = try #require(BatchRefinement.linearisation(of: h, at: x, window: model, options: options))
+                #expect(abs(viaAxes.cost - viaModel.cost) <= 1e-12 * max(abs(viaModel.cost), 1), "\(viaAxes.cost) \(viaModel.cost)")
+                #expect((viaAxes.gradient - viaModel.gradient).length <= 1e-12 * max(viaModel.gradient.length, 1))
+                let d = viaAxes.information - viaModel.information
+                let size = (viaModel.information * viaModel.information.transposed).trace.squareRoot()
+                #expect((d * d.transposed).trace.squareRoot() <= 1e-12 * max(size, 1))
+                compared += 1
+            }
+        }
+        #expect(compared == 160)
+    }
+
     @Test func withNewtonStepsTheKeptBankFollowsTheExactOneAndFindsTheTag() throws {
         // The acquisition above with the still batch's Newton steps: the kept bank stays within
         // 3 cm and 0.05 of weight of the bank solved whole (by Gauss–Newton) at every update, and

@@ -187,7 +187,9 @@ import Foundation
     /// where the azimuth is undefined. The residuals are the angles from the prediction to the
     /// measured direction ``WindowEntry/directionInDevice`` (``DirectionModel/linearisedInnovation(measuredDirection:at:)``:
     /// one short arc tangent each, none for the prediction's own angles), or, for an entry
-    /// given by its angles alone, the angles' differences.
+    /// given by its angles alone, the angles' differences. An azimuth-only entry with a measured
+    /// direction is read through its axes (``WindowEntry/azimuthAxisU``): the same innovation and
+    /// Jacobian, with two dot products in place of the model's two rotations.
     @inline(__always)
     static func forEachDirectionResidual(of e: WindowEntry, at p: Vector3, k: Constants,
                                          _ body: (Double, RangeErrorDensity.AtVariance, Vector3) -> Void) {
@@ -196,6 +198,16 @@ import Foundation
         case .none:
             return
         case .azimuth:
+            if e.directionInDevice != .zero, e.azimuthAxisW != .zero {
+                // The same innovation and Jacobian from the entry's axes (``WindowEntry/azimuthAxisU``):
+                // `atan2(u·d, w·d)` and `((u·d) w − (w·d) u)/ρ²`, `ρ² = (u·d)² + (w·d)²`.
+                let d = p - e.antennaInWorld
+                let sine = e.azimuthAxisU.dot(d), cosine = e.azimuthAxisW.dot(d)
+                let rho2 = sine * sine + cosine * cosine
+                guard rho2 > 1e-18 else { return }
+                body(Angle.nearAtan2(sine, cosine), k.azimuth, (sine * e.azimuthAxisW - cosine * e.azimuthAxisU) / rho2)
+                return
+            }
             let model = o.azimuthModel(from: e.antennaInWorld, worldFromDevice: e.worldFromDevice)
             let residual: Double, g: Vector3
             if e.directionInDevice != .zero {

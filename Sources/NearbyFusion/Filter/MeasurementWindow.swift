@@ -44,6 +44,19 @@ public enum DirectionContent: UInt8, Sendable, Hashable {
     /// made, metres (set as the entry joins the window): what
     /// ``FusionOptions/Acquisition/considersDriftGeometry`` weighs each measurement's information by.
     public var pathLengthMetres: Double = 0
+    /// For an azimuth-only entry with a measured direction `m` (``directionInDevice``), its
+    /// innovation's two axes in the world frame, set with it: with `e_x`, `e_z` the device's X and
+    /// Z axes in the world and `(m̂_x, m̂_z) = (m_x, m_z)/√(m_x² + m_z²)`,
+    /// `u = m̂_z e_x − m̂_x e_z` and `w = m̂_x e_x + m̂_z e_z` (unit, orthogonal, spanning the
+    /// device's XZ plane); zero for any other entry. For an object at `p`, `d = p − a` and
+    /// `v = Rᵀ d`: `u·d = m̂_z v_x − m̂_x v_z` and `w·d = m̂_x v_x + m̂_z v_z`, the two arguments of
+    /// the azimuth innovation's arc tangent (``AzimuthModel/linearisedInnovation(measuredDirection:at:)``,
+    /// scaled alike by `1/√(m_x² + m_z²)`), and `ρ² = v_x² + v_z² = (u·d)² + (w·d)²`, so that
+    /// the batch forms the innovation and its Jacobian `R(−v_z, 0, v_x)ᵀ/ρ² = ((u·d) w − (w·d) u)/ρ²`
+    /// with two dot products instead of two rotations (`BatchRefinement.forEachDirectionResidual`).
+    public var azimuthAxisU = Vector3.zero
+    /// (See ``azimuthAxisU``.)
+    public var azimuthAxisW = Vector3.zero
 
     /// An entry: where the antenna was, the device's orientation, the range and the angles measured.
     public init(antennaInWorld: Vector3, worldFromDevice: Quaternion, rangeMetres: Double, angles: Vector2,
@@ -79,6 +92,13 @@ public enum DirectionContent: UInt8, Sendable, Hashable {
             if !capabilities.supportsElevationMeasurement || d.y == 0 {
                 self.direction = .azimuth
                 angles = Vector2(atan2(d.x, -d.z), 0)
+                let horizontal = (d.x * d.x + d.z * d.z).squareRoot()
+                if horizontal > 0, horizontal.isFinite {
+                    let mx = d.x / horizontal, mz = d.z / horizontal
+                    let ex = pose.worldFromDevice.rotate(Vector3(1, 0, 0)), ez = pose.worldFromDevice.rotate(Vector3(0, 0, 1))
+                    azimuthAxisU = mz * ex - mx * ez
+                    azimuthAxisW = mx * ex + mz * ez
+                }
             } else {
                 self.direction = .azimuthElevation
                 if computesElevationAngles { angles = DeviceAngles.azimuthElevation(d) }
