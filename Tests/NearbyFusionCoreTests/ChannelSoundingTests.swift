@@ -568,19 +568,44 @@ struct ChannelSoundingTests {
     /// A round-trip-time radio (σ 1.6 m at 5 m to 4.6 m at 45 m, against the configured
     /// 0.38 m) is weighed with at least 8× the configured variance within 10 s of a still
     /// session at any of the nine distances, and keeps it; a radio as configured (the coached
-    /// step's, multipath bursts and sweeps included) and a quieter one (inverse FFT) keep the
-    /// configured σ throughout.
+    /// step's, multipath bursts and sweeps included) keeps the configured σ throughout; an
+    /// inverse-FFT radio, whose core is far quieter at short range, is weighed with a smaller
+    /// variance there (never below ⅛ of the configured one, never a larger one anywhere).
     @Test func aFarNoisierRadioIsTrustedAsMuchAsItDeserves() {
         for seed: UInt64 in 1...9 {
             let rtt = Self.learnedScales(ScenarioCatalogue.channelSoundingProfileStill(seed: seed, stem: "cs-rtt", model: .roundTripTime))
             #expect(rtt[9...].allSatisfy { $0 >= 8 }, "seed \(seed): \(rtt)")
             let ifft = Self.learnedScales(ScenarioCatalogue.channelSoundingProfileStill(seed: seed, stem: "cs-ifft", model: .inverseFFT))
-            #expect(ifft.allSatisfy { $0 == 1 }, "seed \(seed): \(ifft)")
+            #expect(ifft.allSatisfy { $0 <= 1 && $0 >= 0.125 }, "seed \(seed): \(ifft)")
+            if seed <= 2 { #expect((ifft.last ?? 1) < 1, "seed \(seed) (\(5 * seed) m): \(ifft)") }
         }
         for seed: UInt64 in 1...6 {
             let coached = Self.learnedScales(ScenarioCatalogue.channelSoundingTag(seed: seed))
             #expect(coached.allSatisfy { $0 == 1 }, "seed \(seed): \(coached)")
         }
+    }
+
+    /// A still tag 5 m away with the inverse-FFT radio (its core σ well under the configured
+    /// 0.38 m, its misreadings short by a few tenths of a metre): over the six 5 m runs of
+    /// seeds 1–50, the published distance's median error lies within 2 cm of the raw ranges'
+    /// own median error. Weighed with the configured σ, the short misreadings counted as noise
+    /// and pulled it 3 cm further short than the ranges; learned quieter, they are outliers.
+    @Test func aQuietRadiosShortMisreadingsDoNotPullTheDistanceShort() {
+        var raw: [Double] = [], published: [Double] = []
+        for seed: UInt64 in stride(from: 1, through: 50, by: 9) {
+            let run = ScenarioRun(ScenarioCatalogue.channelSoundingProfileStill(seed: seed, stem: "cs-ifft", model: .inverseFFT))
+            for u in run.updates {
+                guard let r = u.rawDistance, let d = u.estimate.distance else { continue }
+                raw.append(r - u.trueDistanceVector.length)
+                published.append(d - u.trueDistanceVector.length)
+            }
+        }
+        func median(_ x: [Double]) -> Double {
+            let s = x.sorted()
+            return s.isEmpty ? .nan : s.count % 2 == 1 ? s[s.count / 2] : 0.5 * (s[s.count / 2 - 1] + s[s.count / 2])
+        }
+        #expect(raw.count > 500)
+        #expect(abs(median(published) - median(raw)) < 0.02, "published \(median(published)) m, raw \(median(raw)) m")
     }
 
     /// The round-trip-time radio's consecutive errors correlate 0.2, which shrinks the second

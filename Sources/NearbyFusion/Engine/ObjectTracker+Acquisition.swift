@@ -221,7 +221,10 @@ extension ObjectTracker {
     /// far noisier than ``FusionOptions/ChannelSounding/rangeStandardDeviation`` `σ₀` (a
     /// round-trip-time estimator's σ is 1.6–4.6 m) is trusted as much as it deserves — by its
     /// batch, its gates, its restart tests and the published distance —, or its estimate,
-    /// weighing each range as if it were ten times better, chases one range after another.
+    /// weighing each range as if it were ten times better, chases one range after another;
+    /// and a radio far quieter (an inverse-FFT estimator's core is 0.10–0.27 m) is trusted
+    /// more, or its short misreadings, within `σ₀` of the truth, are averaged in as noise and
+    /// pull the distance short.
     ///
     /// `ℓ` (``noteChannelSoundingRange(_:at:antennaInWorld:pose:context:)``) is the mean of `ln(d²/6)`, and for Gaussian `d` of variance
     /// `6σ²`, `E[ln(d²/6)] = ln σ² − (γ + ln 2)`: `σ̂² = exp(ℓ + γ + ln 2)`, `ρ = σ̂²/σ₀²`. One
@@ -232,8 +235,11 @@ extension ObjectTracker {
     /// `log₂ ρ` lies at least `0.75 + s` from the level in use: a radio within a factor of
     /// two of `σ₀` is weighed as configured, since the multipath bursts the configured figures
     /// account for and the sweeps' curvature move `ρ` that much, and a radio eight times
-    /// noisier is caught within ten differences (five seconds at 2 Hz). A radio quieter than
-    /// `σ₀` keeps it: its multipath and outliers are what `σ₀` covers.
+    /// noisier is caught within ten differences (five seconds at 2 Hz). A quieter radio's level
+    /// is `l = round(log₂ ρ_φ)`, −1 to −3 (×½ to ×⅛, σ down to 0.35 `σ₀`), once 20 differences
+    /// have come and `log₂ ρ_φ + s ≤ −1` (below): the most noise the differences allow, with the
+    /// correlation's correction and a margin of `s`, is under half of `σ₀²`. A radio nearer
+    /// `σ₀` keeps it, since its multipath and outliers are what `σ₀` covers.
     ///
     /// Correlated errors shrink the second differences: with a lag-one correlation `φ`
     /// (``FusionOptions/ChannelSounding/errorCorrelation``), `E[d²] = (6 − 8φ + 2φ²) σ²`, so
@@ -241,7 +247,7 @@ extension ObjectTracker {
     /// `φ = 0.2`): `l = round(log₂ ρ_φ)`, changed when `log₂ ρ_φ` lies at least `0.75 + s`
     /// from the level in use. The gate `log₂ ρ − 2s ≥ 1.5` stays on the independent reading,
     /// the least noise the differences allow: a radio counts as noisier than `σ₀` only if it
-    /// would be with independent errors.
+    /// would be with independent errors, and as quieter only if it would be with correlated ones.
     ///
     /// A new level while the object is acquired tiles the bank afresh on the sphere of its
     /// fused distance around the antenna `a` (world frame, metres) at `t` (seconds) and re-solves every tile from
@@ -258,7 +264,8 @@ extension ObjectTracker {
         // π/(√2 ln 2) = 3.2050…: one `ln z²`'s standard deviation in `log₂`.
         let spread = 3.204862591065631 / Double(min(rangeScatterCount, 39)).squareRoot()
         guard abs(exponent - Double(rangeNoiseLevel)) >= 0.75 + spread else { return }
-        let level = independent - 2 * spread < 1.5 ? 0 : max(2, min(8, Int(exponent.rounded())))
+        let level = independent - 2 * spread >= 1.5 ? max(2, min(8, Int(exponent.rounded())))
+            : rangeScatterCount >= 20 && exponent + spread <= -1 ? max(-3, min(-1, Int(exponent.rounded()))) : 0
         guard level != rangeNoiseLevel else { return }
         rangeNoiseLevel = level
         guard phase == .acquiring, !mixture.isEmpty else { return }

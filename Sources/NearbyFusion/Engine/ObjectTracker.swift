@@ -125,12 +125,13 @@ struct ObjectTracker: Sendable {
     /// ``FusionOptions/Sensors/rangeStandardDeviation``'s square: for an object that may move,
     /// learned from its ranges' scatter and its batch's residuals
     /// (`learnMovingRangeNoise(now:options:)`), 0 to 4; for a Channel Sounding object, from
-    /// its ranges' scatter alone (`learnChannelSoundingRangeNoise(at:antennaInWorld:pose:context:)`), 0 or 2 to 8.
+    /// its ranges' scatter alone (`learnChannelSoundingRangeNoise(at:antennaInWorld:pose:context:)`), −3 to −1
+    /// (a quieter radio), 0, or 2 to 8.
     var rangeNoiseLevel = 0
     /// `2^rangeNoiseLevel`: the factor on the configured range variance. (Inlined: called
     /// from the update, a getter on the tracker took a copy of the whole tracker.)
     var rangeVarianceScale: Double {
-        @inline(__always) get { Double(1 << rangeNoiseLevel) }
+        @inline(__always) get { rangeNoiseLevel >= 0 ? Double(1 << rangeNoiseLevel) : 1 / Double(1 << -rangeNoiseLevel) }
     }
     /// The ranges' own scatter (`noteRangeScatter(_:at:variance:)`,
     /// `noteChannelSoundingRange(_:at:antennaInWorld:pose:context:)`): the last two fresh ranges

@@ -56,7 +56,8 @@ extension FusionOptions {
         /// Measured board to board, consecutive errors of all three estimators correlate
         /// 0.06–0.38 (Ulsamer, Mazur and Knauth, above): 0.2. It sets the learned level only;
         /// whether a radio is noisier than ``rangeStandardDeviation`` at all is judged as if its
-        /// errors were independent (the least noise its differences allow). 0 reads them as
+        /// errors were independent (the least noise its differences allow), and whether it is
+        /// quieter with this correlation allowed for (the most). 0 reads them as
         /// independent (compare `accuracy --scenario cs-rtt-still --seeds 50` with
         /// `--cs-error-correlation 0`); values beyond [0, 0.95] are taken as the nearer end.
         public var errorCorrelation: Double = 0.2
