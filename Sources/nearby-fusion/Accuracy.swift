@@ -39,7 +39,10 @@ struct Accuracy: ParsableCommand {
         alone leave (what no estimator reaches without knowing them, while device and tag \
         keep still), the p95 of the ranges without the radio's outliers (its multipath or \
         non-line-of-sight excess and short reads taken out: its noise, bias and scale alone, \
-        which a published distance beats only by averaging that noise over time), and its lag. A fifth table \
+        which a published distance beats only by averaging that noise over time), and its lag; \
+        a still profile, whose seeds set the tag at several distances, has those figures again \
+        distance by distance beneath it (the pooled p95 is the furthest distances', where a \
+        scale error grows). A fifth table \
         closes the loop: simulated users steer the device by what the engine publishes — the \
         convergence reasons alone, each answered with a sweep, or the guidance's steps (a \
         walking pace, a reaction time, steps off by a random share and now and then the wrong \
@@ -83,6 +86,7 @@ struct Accuracy: ParsableCommand {
         var movingObjects: [TableRow]
         var channelSounding: [TableRow]
         var radioProfiles: [TableRow]
+        var radioProfilesByDistance: [TableRow]
         var closedLoop: [TableRow]
         var targets: [TargetCheck]
     }
@@ -106,6 +110,7 @@ struct Accuracy: ParsableCommand {
         let options = engine.fusionOptions
         // Each scenario is simulated once per seed; its runs give its row in every table.
         var rows: [TableRow] = [], motionRows: [TableRow] = [], channelSoundingRows: [TableRow] = [], profileRows: [TableRow] = []
+        var profileByDistanceRows: [TableRow] = []
         var targets: [TargetCheck] = []
         let progress = Mutex((bar: ProgressBar(total: selected.count * seeds, minimumTotal: 2, items: "runs"), done: 0))
         for (name, make) in selected {
@@ -123,6 +128,7 @@ struct Accuracy: ParsableCommand {
             if object?.moves == true { motionRows.append(Self.motionRow(name, runs)) }
             if profile {
                 profileRows.append(Self.radioProfileRow(name, runs))
+                profileByDistanceRows += Self.radioProfileRowsByDistance(name, runs)
             } else if object?.ranging == .bluetoothChannelSounding {
                 channelSoundingRows.append(Self.channelSoundingRow(name, runs))
             }
@@ -145,7 +151,8 @@ struct Accuracy: ParsableCommand {
         }
         if json {
             print(try Evaluate.encode(Document(seeds: seeds, firstSeed: firstSeed, scenarios: rows, movingObjects: motionRows,
-                                               channelSounding: channelSoundingRows, radioProfiles: profileRows, closedLoop: loopRows,
+                                               channelSounding: channelSoundingRows, radioProfiles: profileRows,
+                                               radioProfilesByDistance: profileByDistanceRows, closedLoop: loopRows,
                                                targets: targets)))
             return
         }
@@ -171,6 +178,12 @@ struct Accuracy: ParsableCommand {
             print("| radio profile | ranges failed | distance err at updates with a range, median m: raw | published | published / raw | p95 m: raw | published | published / raw | p99 m: raw | published | at failed procedures, p95 m: last range held | published | the radio's scale and offset alone, m: median | p95 | the ranges without the radio's outliers, p95 m | published distance lag median s | max s | exact posterior, a still tag: distance err median m | p95 m | lag median s |")
             print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
             profileRows.forEach { print($0.markdown) }
+        }
+        if !profileByDistanceRows.isEmpty {
+            print("")
+            print("| still radio profile | distance m | runs | updates with a range | distance err median m: raw | published | published / raw | p95 m: raw | published | published / raw |")
+            print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+            profileByDistanceRows.forEach { print($0.markdown) }
         }
         if !loopRows.isEmpty {
             print("")
@@ -393,10 +406,7 @@ struct Accuracy: ParsableCommand {
             posterior += run.posteriorDistanceErrors
             if let lag = run.posteriorDistanceLag() { posteriorLags.append(lag) }
         }
-        func ratio(_ a: Double?, _ b: Double?) -> Cell {
-            guard let a, let b, b > 0 else { return .figure(nil, digits: 2) }
-            return .figure(a / b, digits: 2)
-        }
+        let ratio = ratioCell
         let rm = Statistics.quantile(raw, 0.5), pm = Statistics.quantile(published, 0.5)
         let r95 = Statistics.quantile(raw, 0.95), p95 = Statistics.quantile(published, 0.95)
         return TableRow(name: name, cells: [
@@ -420,6 +430,48 @@ struct Accuracy: ParsableCommand {
             ("posteriorDistanceErrorP95Metres", metres(Statistics.quantile(posterior, 0.95))),
             ("posteriorDistanceLagMedianSeconds", .figure(Statistics.quantile(posteriorLags, 0.5), digits: 2)),
         ])
+    }
+
+    /// The fourth table's rows again, distance by distance, for a radio profile whose device and
+    /// tag keep their distance through each run (within 0.5 m) while its seeds set it apart: a
+    /// row per distance (the true one at a run's first update, to the nearest half metre), with
+    /// the published distance against the raw ranges at the updates with a range. The pooled
+    /// row mixes errors that grow with the distance (a scale error), so its p95 is the furthest
+    /// distances'; these rows show each. None when the runs do not keep still or share one distance.
+    static func radioProfileRowsByDistance(_ name: String, _ runs: [ScenarioRun]) -> [TableRow] {
+        var groups: [Double: [ScenarioRun]] = [:]
+        for run in runs {
+            let distances = run.updates.map(\.trueDistanceVector.length)
+            guard let near = distances.min(), let far = distances.max() else { continue }
+            guard far - near < 0.5 else { return [] }
+            groups[(distances[0] * 2).rounded() / 2, default: []].append(run)
+        }
+        guard groups.count >= 2 else { return [] }
+        func metres(_ x: Double?) -> Cell { .figure(x, digits: 3) }
+        return groups.keys.sorted().map { distance in
+            let group = groups[distance] ?? []
+            let paired = group.flatMap(\.pairedDistanceErrors)
+            let raw = paired.map(\.raw), published = paired.map(\.published)
+            let rm = Statistics.quantile(raw, 0.5), pm = Statistics.quantile(published, 0.5)
+            let r95 = Statistics.quantile(raw, 0.95), p95 = Statistics.quantile(published, 0.95)
+            return TableRow(name: name, cells: [
+                ("distanceMetres", .figure(distance, digits: 1)),
+                ("runs", .integer(group.count)),
+                ("updatesWithRange", .integer(paired.count)),
+                ("rawDistanceErrorMedianMetres", metres(rm)),
+                ("publishedDistanceErrorMedianMetres", metres(pm)),
+                ("publishedOverRawMedian", ratioCell(pm, rm)),
+                ("rawDistanceErrorP95Metres", metres(r95)),
+                ("publishedDistanceErrorP95Metres", metres(p95)),
+                ("publishedOverRawP95", ratioCell(p95, r95)),
+            ])
+        }
+    }
+
+    /// `a/b` to two decimals; none without both, or for `b ≤ 0`.
+    static func ratioCell(_ a: Double?, _ b: Double?) -> Cell {
+        guard let a, let b, b > 0 else { return .figure(nil, digits: 2) }
+        return .figure(a / b, digits: 2)
     }
 
     /// The second table's row: a scenario whose object moves (peers that walk, a tag picked up).
@@ -469,6 +521,7 @@ struct Accuracy: ParsableCommand {
 enum Cell: Encodable {
     case figure(Double?, digits: Int)
     case fraction(Int, of: Int)
+    case integer(Int)
     case text(String)
     case none
 
@@ -477,6 +530,7 @@ enum Cell: Encodable {
         case .figure(let x?, let digits): return String(format: "%.\(digits)f", x)
         case .figure(nil, _), .none: return "—"
         case .fraction(let k, let n): return "\(k)/\(n)"
+        case .integer(let n): return "\(n)"
         case .text(let text): return text
         }
     }
@@ -487,6 +541,7 @@ enum Cell: Encodable {
         case .figure(let x?, _): try container.encode(x)
         case .figure(nil, _), .none: try container.encodeNil()
         case .fraction(let k, let n): try container.encode(["count": k, "of": n])
+        case .integer(let n): try container.encode(n)
         case .text(let text): try container.encode(text)
         }
     }

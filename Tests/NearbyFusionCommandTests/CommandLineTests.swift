@@ -95,9 +95,6 @@ struct CommandLineTests {
         return share
     }
 
-    /// `--cs-angle-threshold` (degrees) reaches a Channel Sounding object's publication rule:
-    /// at 14° the recorded tag has an angle on more of its updates than at the default 10°,
-    /// and 10° given explicitly changes nothing. Values outside (0, 45] are refused.
     /// `evaluate` scores the distance published before a `worldTransform` against the raw
     /// ranges of the same updates: the shipped recording with one range in five
     /// non-line-of-sight publishes a p95 well below its ranges' there; one whose ranges are
@@ -120,6 +117,39 @@ struct CommandLineTests {
                 "\(text.stdout)")
     }
 
+    /// `accuracy` breaks a still radio profile down by distance: nine seeds of `cs-ifft-still`
+    /// visit its nine distances, 5 m to 45 m, and each row's raw and published figures are
+    /// those of its run alone, which together make the pooled row's updates; the raw ranges'
+    /// median error grows with the distance (the radio's scale error). A walk, whose distance
+    /// changes within each run, has no such rows, and the text prints the table.
+    @Test func accuracyBreaksAStillRadioProfileDownByDistance() throws {
+        let result = try TestSupport.run(["accuracy", "--scenario", "cs-ifft-still", "--scenario", "cs-ifft-walk", "--seeds", "9", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let value = try JSONLineParser.parse(result.stdout.split(separator: "\n").joined())
+        guard case .array(let rows)? = value["radioProfilesByDistance"], case .array(let pooled)? = value["radioProfiles"] else {
+            Issue.record("no radioProfilesByDistance in \(result.stdout.prefix(400))")
+            return
+        }
+        func number(_ v: JSONValue?) -> Double? { if case .number(let x)? = v { return x } else { return nil } }
+        func text(_ v: JSONValue?) -> String? { if case .string(let x)? = v { return x } else { return nil } }
+        #expect(rows.count == 9 && rows.allSatisfy { text($0["scenario"]) == "cs-ifft-still" && number($0["runs"]) == 1 })
+        #expect(rows.compactMap { number($0["distanceMetres"]) } == stride(from: 5.0, through: 45, by: 5).map { $0 })
+        let medians = rows.compactMap { number($0["rawDistanceErrorMedianMetres"]) }
+        #expect(medians.count == 9 && medians.last! > 3 * medians.first!, "\(medians)")
+        let updates = rows.compactMap { number($0["updatesWithRange"]) }.reduce(0, +)
+        let still = pooled.first { text($0["scenario"]) == "cs-ifft-still" }
+        let ranged = still.flatMap { row -> Double? in
+            guard case .object? = row["rangesFailed"], let failed = number(row["rangesFailed"]?["count"]), let of = number(row["rangesFailed"]?["of"]) else { return nil }
+            return of - failed
+        }
+        #expect(ranged != nil && updates > 0 && updates <= ranged!, "\(updates) rows' updates, \(String(describing: ranged)) with a range")
+        let table = try TestSupport.run(["accuracy", "--scenario", "cs-ifft-still", "--seeds", "9"])
+        #expect(table.stdout.contains("| still radio profile | distance m | runs |") && table.stdout.contains("| cs-ifft-still | 45.0 | 1 |"))
+    }
+
+    /// `--cs-angle-threshold` (degrees) reaches a Channel Sounding object's publication rule:
+    /// at 14° the recorded tag has an angle on more of its updates than at the default 10°,
+    /// and 10° given explicitly changes nothing. Values outside (0, 45] are refused.
     @Test func theChannelSoundingAngleThresholdReachesTheEngine() throws {
         let angleAvailability = Self.channelSoundingAngleAvailability
         let plain = try angleAvailability([])
