@@ -406,17 +406,7 @@ struct Accuracy: ParsableCommand {
             posterior += run.posteriorDistanceErrors
             if let lag = run.posteriorDistanceLag() { posteriorLags.append(lag) }
         }
-        let ratio = ratioCell
-        let rm = Statistics.quantile(raw, 0.5), pm = Statistics.quantile(published, 0.5)
-        let r95 = Statistics.quantile(raw, 0.95), p95 = Statistics.quantile(published, 0.95)
-        return TableRow(name: name, cells: [
-            ("rangesFailed", .fraction(failed, of: ranged)),
-            ("rawDistanceErrorMedianMetres", metres(rm)),
-            ("publishedDistanceErrorMedianMetres", metres(pm)),
-            ("publishedOverRawMedian", ratio(pm, rm)),
-            ("rawDistanceErrorP95Metres", metres(r95)),
-            ("publishedDistanceErrorP95Metres", metres(p95)),
-            ("publishedOverRawP95", ratio(p95, r95)),
+        return TableRow(name: name, cells: [("rangesFailed", .fraction(failed, of: ranged))] + medianAndP95Cells(raw: raw, published: published) + [
             ("rawDistanceErrorP99Metres", metres(Statistics.quantile(raw, 0.99))),
             ("publishedDistanceErrorP99Metres", metres(Statistics.quantile(published, 0.99))),
             ("heldRangeErrorInFailuresP95Metres", metres(Statistics.quantile(heldInGaps, 0.95))),
@@ -447,25 +437,32 @@ struct Accuracy: ParsableCommand {
             groups[(distances[0] * 2).rounded() / 2, default: []].append(run)
         }
         guard groups.count >= 2 else { return [] }
-        func metres(_ x: Double?) -> Cell { .figure(x, digits: 3) }
         return groups.keys.sorted().map { distance in
             let group = groups[distance] ?? []
             let paired = group.flatMap(\.pairedDistanceErrors)
             let raw = paired.map(\.raw), published = paired.map(\.published)
-            let rm = Statistics.quantile(raw, 0.5), pm = Statistics.quantile(published, 0.5)
-            let r95 = Statistics.quantile(raw, 0.95), p95 = Statistics.quantile(published, 0.95)
             return TableRow(name: name, cells: [
                 ("distanceMetres", .figure(distance, digits: 1)),
                 ("runs", .integer(group.count)),
                 ("updatesWithRange", .integer(paired.count)),
-                ("rawDistanceErrorMedianMetres", metres(rm)),
-                ("publishedDistanceErrorMedianMetres", metres(pm)),
-                ("publishedOverRawMedian", ratioCell(pm, rm)),
-                ("rawDistanceErrorP95Metres", metres(r95)),
-                ("publishedDistanceErrorP95Metres", metres(p95)),
-                ("publishedOverRawP95", ratioCell(p95, r95)),
-            ])
+            ] + medianAndP95Cells(raw: raw, published: published))
         }
+    }
+
+    /// The raw ranges' and the published distance's median and p95 errors (metres) and the
+    /// published over the raw, from the errors at the same updates.
+    static func medianAndP95Cells(raw: [Double], published: [Double]) -> [(key: String, cell: Cell)] {
+        func metres(_ x: Double?) -> Cell { .figure(x, digits: 3) }
+        let rm = Statistics.quantile(raw, 0.5), pm = Statistics.quantile(published, 0.5)
+        let r95 = Statistics.quantile(raw, 0.95), p95 = Statistics.quantile(published, 0.95)
+        return [
+            ("rawDistanceErrorMedianMetres", metres(rm)),
+            ("publishedDistanceErrorMedianMetres", metres(pm)),
+            ("publishedOverRawMedian", ratioCell(pm, rm)),
+            ("rawDistanceErrorP95Metres", metres(r95)),
+            ("publishedDistanceErrorP95Metres", metres(p95)),
+            ("publishedOverRawP95", ratioCell(p95, r95)),
+        ]
     }
 
     /// `a/b` to two decimals; none without both, or for `b ≤ 0`.
