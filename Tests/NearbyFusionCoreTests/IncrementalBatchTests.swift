@@ -226,8 +226,8 @@ struct IncrementalBatchTests {
         }
     }
 
-    /// An azimuth-only entry is read through its world-frame axes (`WindowEntry.azimuthAxisU`,
-    /// `azimuthAxisW`) where the model would rotate the object into the device frame twice: over
+    /// An azimuth-only entry is read through its world-frame axes (`WindowEntry.azimuthAxisUInWorld`,
+    /// `azimuthAxisWInWorld`) where the model would rotate the object into the device frame twice: over
     /// tilted and rolled poses, directions on either side, and objects in front, behind, beside
     /// and on the device's Y axis, the window's normal equations and cost are the model's to
     /// rounding.
@@ -244,10 +244,10 @@ struct IncrementalBatchTests {
             let pose = DevicePose(timestamp: Double(k), positionInWorld: a, worldFromDevice: q)
             let entry = WindowEntry(range: nil, direction: measured, pose: pose, antennaInWorld: a,
                                     capabilities: .phone, options: options)
-            #expect(entry.direction == .azimuth && entry.azimuthAxisW != .zero)
+            #expect(entry.direction == .azimuth && entry.azimuthAxisWInWorld != .zero)
             var throughModel = entry
-            throughModel.azimuthAxisU = .zero
-            throughModel.azimuthAxisW = .zero
+            throughModel.azimuthAxisUInWorld = .zero
+            throughModel.azimuthAxisWInWorld = .zero
             var axes = MeasurementWindow(capacity: 4), model = MeasurementWindow(capacity: 4)
             axes.append(entry)
             model.append(throughModel)

@@ -188,7 +188,7 @@ import Foundation
     /// measured direction ``WindowEntry/directionInDevice`` (``DirectionModel/linearisedInnovation(measuredDirection:at:)``:
     /// one short arc tangent each, none for the prediction's own angles), or, for an entry
     /// given by its angles alone, the angles' differences. An azimuth-only entry with a measured
-    /// direction is read through its axes (``WindowEntry/azimuthAxisU``): the same innovation and
+    /// direction is read through its axes (``WindowEntry/azimuthAxisUInWorld``): the same innovation and
     /// Jacobian, with two dot products in place of the model's two rotations.
     @inline(__always)
     static func forEachDirectionResidual(of e: WindowEntry, at p: Vector3, k: Constants,
@@ -198,14 +198,14 @@ import Foundation
         case .none:
             return
         case .azimuth:
-            if e.directionInDevice != .zero, e.azimuthAxisW != .zero {
-                // The same innovation and Jacobian from the entry's axes (``WindowEntry/azimuthAxisU``):
+            if e.directionInDevice != .zero, e.azimuthAxisWInWorld != .zero {
+                // The same innovation and Jacobian from the entry's axes (``WindowEntry/azimuthAxisUInWorld``):
                 // `atan2(u·d, w·d)` and `((u·d) w − (w·d) u)/ρ²`, `ρ² = (u·d)² + (w·d)²`.
                 let d = p - e.antennaInWorld
-                let sine = e.azimuthAxisU.dot(d), cosine = e.azimuthAxisW.dot(d)
-                let rho2 = sine * sine + cosine * cosine
+                let uDotD = e.azimuthAxisUInWorld.dot(d), wDotD = e.azimuthAxisWInWorld.dot(d)
+                let rho2 = uDotD * uDotD + wDotD * wDotD
                 guard rho2 > 1e-18 else { return }
-                body(Angle.nearAtan2(sine, cosine), k.azimuth, (sine * e.azimuthAxisW - cosine * e.azimuthAxisU) / rho2)
+                body(Angle.nearAtan2(uDotD, wDotD), k.azimuth, (uDotD * e.azimuthAxisWInWorld - wDotD * e.azimuthAxisUInWorld) / rho2)
                 return
             }
             let model = o.azimuthModel(from: e.antennaInWorld, worldFromDevice: e.worldFromDevice)

@@ -54,9 +54,9 @@ public enum DirectionContent: UInt8, Sendable, Hashable {
     /// scaled alike by `1/√(m_x² + m_z²)`), and `ρ² = v_x² + v_z² = (u·d)² + (w·d)²`, so that
     /// the batch forms the innovation and its Jacobian `R(−v_z, 0, v_x)ᵀ/ρ² = ((u·d) w − (w·d) u)/ρ²`
     /// with two dot products instead of two rotations (`BatchRefinement.forEachDirectionResidual`).
-    public var azimuthAxisU = Vector3.zero
-    /// (See ``azimuthAxisU``.)
-    public var azimuthAxisW = Vector3.zero
+    public var azimuthAxisUInWorld = Vector3.zero
+    /// (See ``azimuthAxisUInWorld``.)
+    public var azimuthAxisWInWorld = Vector3.zero
 
     /// An entry: where the antenna was, the device's orientation, the range and the angles measured.
     public init(antennaInWorld: Vector3, worldFromDevice: Quaternion, rangeMetres: Double, angles: Vector2,
@@ -96,8 +96,8 @@ public enum DirectionContent: UInt8, Sendable, Hashable {
                 if horizontal > 0, horizontal.isFinite {
                     let mx = d.x / horizontal, mz = d.z / horizontal
                     let ex = pose.worldFromDevice.rotate(Vector3(1, 0, 0)), ez = pose.worldFromDevice.rotate(Vector3(0, 0, 1))
-                    azimuthAxisU = mz * ex - mx * ez
-                    azimuthAxisW = mx * ex + mz * ez
+                    azimuthAxisUInWorld = mz * ex - mx * ez
+                    azimuthAxisWInWorld = mx * ex + mz * ez
                 }
             } else {
                 self.direction = .azimuthElevation
