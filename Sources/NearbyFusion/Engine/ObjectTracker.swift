@@ -131,7 +131,7 @@ struct ObjectTracker: Sendable {
     /// `2^rangeNoiseLevel`: the factor on the configured range variance. (Inlined: called
     /// from the update, a getter on the tracker took a copy of the whole tracker.)
     var rangeVarianceScale: Double {
-        @inline(__always) get { rangeNoiseLevel >= 0 ? Double(1 << rangeNoiseLevel) : 1 / Double(1 << -rangeNoiseLevel) }
+        @inline(__always) get { Double(sign: .plus, exponent: rangeNoiseLevel, significand: 1) }
     }
     /// The ranges' own scatter (`noteRangeScatter(_:at:variance:)`,
     /// `noteChannelSoundingRange(_:at:antennaInWorld:pose:context:)`): the last two fresh ranges
