@@ -427,6 +427,45 @@ struct IncrementalBatchTests {
         #expect((c.kept.moments.meanInWorld - c.exact.moments.meanInWorld).length < 0.05)
     }
 
+    /// A still phone's window: ranges from one antenna position (a few millimetres of VIO
+    /// jitter) to a tag 6 m off, with a run of long ranges and a short one now and then.
+    static func stillPhoneChannelSoundingWindow(count: Int) -> [WindowEntry] {
+        var noise = NoiseStream(seed: 5, source: "incremental-still-phone")
+        let truth = Vector3(1.5, 0.9, -5.6)
+        return (0..<count).map { k in
+            let t = Double(k) * 0.25
+            let a = Vector3(0, 1.2, 0) + Vector3(noise.gaussian(standardDeviation: 0.002), noise.gaussian(standardDeviation: 0.002),
+                                                 noise.gaussian(standardDeviation: 0.002))
+            var range = (truth - a).length + noise.gaussian(standardDeviation: 0.3)
+            if t >= 6, t <= 8 { range += 1.5 }
+            if k % 13 == 7 { range -= 2 }
+            return WindowEntry(antennaInWorld: a, worldFromDevice: .identity, rangeMetres: range, angles: Vector2(0, 0),
+                               hasRange: true, direction: .none, directionMissing: false, multiplicity: 1, timestamp: t)
+        }
+    }
+
+    /// A still phone's bank, whose tiles the ranges cannot tell apart, smooths the burst chains
+    /// of its eight heaviest hypotheses at every update and the others' after 16 updates — and
+    /// stays with the bank solved whole at every update: every hypothesis within 0.3 σ of its
+    /// twin, every weight within 0.01, the same distance.
+    @Test func aStillPhonesBankSmoothsItsHeaviestAndKeepsToTheExactOne() throws {
+        let options = FusionOptions().forRanging(.bluetoothChannelSounding)
+        let entries = Self.stillPhoneChannelSoundingWindow(count: 60)
+        let c = Self.compareBanks(entries, options: options, significant: 0)
+        let updates = Double(entries.count - 1), hypotheses = Double(c.kept.count)
+        #expect(hypotheses > 30, "the bank should stay unresolved: \(hypotheses) hypotheses")
+        // Eight smoothings per update, the other ~67 hypotheses' every 16th update, and a few
+        // rebuilds where a step leaves a model's reach: about 16 window passes per update
+        // (with the others smoothed every fourth update, about 30).
+        let passesPerUpdate = Double(c.keptPasses) / updates
+        #expect(passesPerUpdate < 20, "\(passesPerUpdate) window passes per update")
+        #expect(c.worstSigmas < 0.3, "a kept hypothesis strayed \(c.worstSigmas) σ (\(c.worstMetres) m) from the exact one")
+        #expect(c.worstWeight < 0.01, "a weight strayed by \(c.worstWeight)")
+        let antenna = entries[0].antennaInWorld
+        let keptDistance = (c.kept.moments.meanInWorld - antenna).length, exactDistance = (c.exact.moments.meanInWorld - antenna).length
+        #expect(abs(keptDistance - exactDistance) < 0.01, "\(keptDistance) m against \(exactDistance) m")
+    }
+
     /// The range density's pieces give its line-of-sight and multipath terms as their own forms
     /// do — within 10⁻¹² of them wherever a term is more than 10⁻⁷ of its peak, within 10⁻¹⁸ m⁻¹
     /// elsewhere, 0 beyond their reach — for a σ from 5 cm to 6 m, and stand aside where they

@@ -293,11 +293,11 @@ extension BatchRefinement {
         let weight = exp(logWeight)
         let tolerance = weightedTolerance(base, weight: weight)
         // A burst chain's newest ranges carry filtered weights: the chain is smoothed again at
-        // every update for a hypothesis holding 1 % of the weight or more (and among the eight
-        // heaviest, `Constants.everyUpdateSmoothingWeight`), after 4 updates for one holding
-        // 0.1 %, after 16 for a lighter one.
+        // every update for a hypothesis holding 1 % of the weight or more and among the eight
+        // heaviest (`Constants.everyUpdateSmoothingWeight`), after
+        // `Constants.smoothingPeriodOfTheRest` updates for any other.
         let smoothingPeriod = k.burstForgettingRate <= 0 ? Int.max
-            : weight >= k.everyUpdateSmoothingWeight ? 1 : weight >= 0.001 ? 4 : 16
+            : weight >= k.everyUpdateSmoothingWeight ? 1 : Constants.smoothingPeriodOfTheRest
         // Whether model `m` holds over its step `δ`: the step within reach; the missing
         // directions' term, taken to first order, changing by at most half a nat over it, whatever
         // the weight (a logistic extrapolated linearly over a long step can turn a light

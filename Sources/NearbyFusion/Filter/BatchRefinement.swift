@@ -83,8 +83,14 @@ import Foundation
         var windowHasDirections = true, windowHasMissingDirections = true
         /// How many of the heaviest hypotheses at most are smoothed at every update: in a bank
         /// that nothing has resolved yet (a still phone's, whose tiles all hold a few per cent)
-        /// the others wait four updates, as hypotheses under 1 % do.
+        /// the others wait ``smoothingPeriodOfTheRest`` updates, as hypotheses under 1 % do.
         static let smoothedEveryUpdate = 8
+        /// Updates after which the burst chain of a hypothesis outside the heaviest is smoothed
+        /// again; in between, its newest ranges keep their filtered weights (`α π`, not `γ π`).
+        /// A still phone's bank, dozens of tiles of a few per cent each that the ranges cannot
+        /// tell apart, spends most of its window passes on these smoothings (`bench --scenario
+        /// cs-ifft-still` counts the passes).
+        static let smoothingPeriodOfTheRest = 16
 
         init(_ o: FusionOptions) {
             rangeDensity = o.rangeErrorDensity
