@@ -226,34 +226,34 @@ struct IncrementalBatchTests {
         }
     }
 
-    /// An azimuth-only entry is read through its world-frame axes (`WindowEntry.azimuthAxisUInWorld`,
-    /// `azimuthAxisWInWorld`) where the model would rotate the object into the device frame twice: over
-    /// tilted and rolled poses, directions on either side, and objects in front, behind, beside
-    /// and on the device's Y axis, the window's normal equations and cost are the model's to
-    /// rounding.
-    @Test func anAzimuthReadThroughItsAxesIsTheModelsAzimuth() throws {
+    /// Reads one direction entry at a range of points through its world-frame axes and, with
+    /// its axes cleared, through the direction model's rotations: 40 devices at random tilts and
+    /// rolls, `direction(k)` the measured direction of the `k`-th (device frame), each compared at
+    /// points in front, behind, on the device's Y axis, above, and anywhere. The window's normal
+    /// equations and cost must agree to rounding; returns how many points were compared.
+    static func compareAxesWithModel(seed: UInt64, source: String, direction: (Int, inout NoiseStream) -> Vector3,
+                                     check: (WindowEntry, DevicePose) -> Void) throws -> Int {
         let options = FusionOptions()
-        var noise = NoiseStream(seed: 23, source: "azimuth-axes")
+        var noise = NoiseStream(seed: seed, source: source)
         var compared = 0
         for k in 0..<40 {
             let a = Vector3(noise.gaussian(standardDeviation: 1), 1.3, noise.gaussian(standardDeviation: 1))
             let axis = Vector3(noise.gaussian(standardDeviation: 1), noise.gaussian(standardDeviation: 1), noise.gaussian(standardDeviation: 1))
             let q = Quaternion(angle: noise.gaussian(standardDeviation: 1.5), axis: axis.normalized)
-            let azimuth = noise.gaussian(standardDeviation: 1.2) + (k % 4 == 3 ? Double.pi : 0)
-            let measured = Vector3(sin(azimuth), 0, -cos(azimuth)) * (k % 5 == 0 ? 0.3 : 1)
+            let measured = direction(k, &noise)
             let pose = DevicePose(timestamp: Double(k), positionInWorld: a, worldFromDevice: q)
-            let entry = WindowEntry(range: nil, direction: measured, pose: pose, antennaInWorld: a,
-                                    capabilities: .phone, options: options)
-            #expect(entry.direction == .azimuth && entry.azimuthAxisWInWorld != .zero)
+            let entry = WindowEntry(range: 4, direction: measured, pose: pose, antennaInWorld: a, capabilities: .phone, options: options)
+            check(entry, pose)
             var throughModel = entry
             throughModel.azimuthAxisUInWorld = .zero
             throughModel.azimuthAxisWInWorld = .zero
+            throughModel.elevationAxisInWorld = .zero
             var axes = MeasurementWindow(capacity: 4), model = MeasurementWindow(capacity: 4)
             axes.append(entry)
             model.append(throughModel)
             let h = PositionHypothesis(logWeight: 0, meanInWorld: a, covariance: .scaledIdentity(100))
-            let onYAxis = a + q.rotate(Vector3(0, 2, 0))
-            let points = [onYAxis, a + q.rotate(Vector3(0.5, 0.3, -3)), a + q.rotate(Vector3(-1, -0.4, 2.5)),
+            let points = [a + q.rotate(Vector3(0, 2, 0)), a + q.rotate(Vector3(0.5, 0.3, -3)), a + q.rotate(Vector3(-1, -0.4, 2.5)),
+                          a + q.rotate(Vector3(0.2, 3, -0.4)),
                           a + Vector3(noise.gaussian(standardDeviation: 3), noise.gaussian(standardDeviation: 1), noise.gaussian(standardDeviation: 3))]
             for x in points {
                 let viaAxes = try #require(BatchRefinement.linearisation(of: h, at: x, window: axes, options: options))
@@ -266,7 +266,41 @@ struct IncrementalBatchTests {
                 compared += 1
             }
         }
-        #expect(compared == 160)
+        return compared
+    }
+
+    /// An azimuth-only entry is read through its world-frame axes (`WindowEntry.azimuthAxisUInWorld`,
+    /// `azimuthAxisWInWorld`) where the model would rotate the object into the device frame twice:
+    /// directions on either side, some not of unit length, give the model's normal equations and
+    /// cost to rounding (``compareAxesWithModel(seed:source:direction:check:)``).
+    @Test func anAzimuthReadThroughItsAxesIsTheModelsAzimuth() throws {
+        let compared = try Self.compareAxesWithModel(seed: 23, source: "azimuth-axes", direction: { k, noise in
+            let azimuth = noise.gaussian(standardDeviation: 1.2) + (k % 4 == 3 ? Double.pi : 0)
+            return Vector3(sin(azimuth), 0, -cos(azimuth)) * (k % 5 == 0 ? 0.3 : 1)
+        }, check: { entry, _ in
+            #expect(entry.direction == .azimuth && entry.azimuthAxisWInWorld != .zero && entry.elevationAxisInWorld == .zero)
+        })
+        #expect(compared == 200)
+    }
+
+    /// An entry with azimuth and elevation is read through its world-frame axes
+    /// (`WindowEntry.azimuthAxisUInWorld`, `azimuthAxisWInWorld`, `elevationAxisInWorld`) where the
+    /// model would rotate the object into the device frame three times: directions up, down and
+    /// behind give the model's normal equations and cost to rounding
+    /// (``compareAxesWithModel(seed:source:direction:check:)``). An entry made for the tracking
+    /// filter carries no axes.
+    @Test func aDirectionReadThroughItsAxesIsTheModelsDirection() throws {
+        let compared = try Self.compareAxesWithModel(seed: 29, source: "direction-axes", direction: { k, noise in
+            let azimuth = noise.gaussian(standardDeviation: 1.2) + (k % 4 == 3 ? Double.pi : 0)
+            let elevation = noise.gaussian(standardDeviation: 0.6)
+            return Vector3(cos(elevation) * sin(azimuth), sin(elevation), -cos(elevation) * cos(azimuth)) * (k % 5 == 0 ? 0.3 : 1)
+        }, check: { entry, pose in
+            #expect(entry.direction == .azimuthElevation && entry.elevationAxisInWorld != .zero)
+            let tracked = WindowEntry(range: 4, direction: entry.directionInDevice, pose: pose, antennaInWorld: entry.antennaInWorld,
+                                      capabilities: .phone, options: FusionOptions(), computesElevationAngles: false)
+            #expect(tracked.elevationAxisInWorld == .zero && tracked.azimuthAxisWInWorld == .zero)
+        })
+        #expect(compared == 200)
     }
 
     @Test func withNewtonStepsTheKeptBankFollowsTheExactOneAndFindsTheTag() throws {

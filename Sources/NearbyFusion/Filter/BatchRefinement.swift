@@ -193,9 +193,10 @@ import Foundation
     /// where the azimuth is undefined. The residuals are the angles from the prediction to the
     /// measured direction ``WindowEntry/directionInDevice`` (``DirectionModel/linearisedInnovation(measuredDirection:at:)``:
     /// one short arc tangent each, none for the prediction's own angles), or, for an entry
-    /// given by its angles alone, the angles' differences. An azimuth-only entry with a measured
-    /// direction is read through its axes (``WindowEntry/azimuthAxisUInWorld``): the same innovation and
-    /// Jacobian, with two dot products in place of the model's two rotations.
+    /// given by its angles alone, the angles' differences. An entry with a measured direction is
+    /// read through its axes (``WindowEntry/azimuthAxisUInWorld``, and ``WindowEntry/elevationAxisInWorld``
+    /// with an elevation): the same innovations and Jacobian, with dot products in place of the
+    /// model's rotations.
     @inline(__always)
     static func forEachDirectionResidual(of e: WindowEntry, at p: Vector3, k: Constants,
                                          _ body: (Double, RangeErrorDensity.AtVariance, Vector3) -> Void) {
@@ -225,6 +226,22 @@ import Foundation
             guard g != .zero else { return }
             body(residual, k.azimuth, g)
         case .azimuthElevation:
+            if e.directionInDevice != .zero, e.elevationAxisInWorld != .zero {
+                // The same innovations and Jacobian from the entry's axes (``WindowEntry/elevationAxisInWorld``):
+                // `ρ_v = √((u·d)² + (w·d)²)`, `v_y = e_y·d`.
+                let d = p - e.antennaInWorld
+                let u = e.azimuthAxisUInWorld, w = e.azimuthAxisWInWorld, y = e.elevationAxisInWorld
+                let uDotD = u.dot(d), wDotD = w.dot(d), vy = y.dot(d)
+                let rho2 = uDotD * uDotD + wDotD * wDotD
+                guard rho2 > 1e-18 else { return }
+                let m = e.directionInDevice
+                let rhoM = (m.x * m.x + m.z * m.z).squareRoot(), rhoV = rho2.squareRoot()
+                let n2 = rho2 + vy * vy
+                body(Angle.nearAtan2(uDotD, wDotD), k.azimuth, (uDotD * w - wDotD * u) / rho2)
+                body(Angle.nearAtan2(m.y * rhoV - rhoM * vy, m.y * vy + rhoM * rhoV), k.elevation,
+                     (rhoV / n2) * y - (vy / (rhoV * n2)) * (uDotD * u + wDotD * w))
+                return
+            }
             let model = o.directionModel(from: e.antennaInWorld, worldFromDevice: e.worldFromDevice)
             let residual: Vector2, j: Jacobian2x3
             if e.directionInDevice != .zero {

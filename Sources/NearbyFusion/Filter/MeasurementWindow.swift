@@ -44,19 +44,27 @@ public enum DirectionContent: UInt8, Sendable, Hashable {
     /// made, metres (set as the entry joins the window): what
     /// ``FusionOptions/Acquisition/considersDriftGeometry`` weighs each measurement's information by.
     public var pathLengthMetres: Double = 0
-    /// For an azimuth-only entry with a measured direction `m` (``directionInDevice``), its
-    /// innovation's two axes in the world frame, set with it: with `e_x`, `e_z` the device's X and
-    /// Z axes in the world and `(m̂_x, m̂_z) = (m_x, m_z)/√(m_x² + m_z²)`,
-    /// `u = m̂_z e_x − m̂_x e_z` and `w = m̂_x e_x + m̂_z e_z` (unit, orthogonal, spanning the
-    /// device's XZ plane); zero for any other entry. For an object at `p`, `d = p − a` and
-    /// `v = Rᵀ d`: `u·d = m̂_z v_x − m̂_x v_z` and `w·d = m̂_x v_x + m̂_z v_z`, the two arguments of
-    /// the azimuth innovation's arc tangent (``AzimuthModel/linearisedInnovation(measuredDirection:at:)``,
-    /// scaled alike by `1/√(m_x² + m_z²)`), and `ρ² = v_x² + v_z² = (u·d)² + (w·d)²`, so that
-    /// the batch forms the innovation and its Jacobian `R(−v_z, 0, v_x)ᵀ/ρ² = ((u·d) w − (w·d) u)/ρ²`
-    /// with two dot products instead of two rotations (`BatchRefinement.forEachDirectionResidual`).
+    /// For an entry with a measured direction `m` (``directionInDevice``) whose horizontal part
+    /// `(m_x, m_z)` is not zero, its azimuth innovation's two axes in the world frame, set with it:
+    /// with `e_x`, `e_z` the device's X and Z axes in the world and
+    /// `(m̂_x, m̂_z) = (m_x, m_z)/√(m_x² + m_z²)`, `u = m̂_z e_x − m̂_x e_z` and
+    /// `w = m̂_x e_x + m̂_z e_z` (unit, orthogonal, spanning the device's XZ plane); zero for any
+    /// other entry. For an object at `p`, `d = p − a` and `v = Rᵀ d`: `u·d = m̂_z v_x − m̂_x v_z`
+    /// and `w·d = m̂_x v_x + m̂_z v_z`, the two arguments of the azimuth innovation's arc tangent
+    /// (``AzimuthModel/linearisedInnovation(measuredDirection:at:)``, scaled alike by
+    /// `1/√(m_x² + m_z²)`), and `ρ² = v_x² + v_z² = (u·d)² + (w·d)²`, so that the batch forms the
+    /// innovation and its Jacobian `R(−v_z, 0, v_x)ᵀ/ρ² = ((u·d) w − (w·d) u)/ρ²` with two dot
+    /// products instead of two rotations (`BatchRefinement.forEachDirectionResidual`).
     public var azimuthAxisUInWorld = Vector3.zero
     /// (See ``azimuthAxisUInWorld``.)
     public var azimuthAxisWInWorld = Vector3.zero
+    /// For an entry with azimuth and elevation and its axes ``azimuthAxisUInWorld``: the device's
+    /// Y axis in the world frame, `e_y` (zero for any other entry). With it `v_y = e_y·d`, and
+    /// the elevation innovation (``DirectionModel/linearisedInnovation(measuredDirection:at:)``)
+    /// and its Jacobian `R(−v_y v_x/(ρ n²), ρ/n², −v_y v_z/(ρ n²))ᵀ` (`n² = ρ² + v_y²`) become
+    /// `(ρ/n²) e_y − (v_y/(ρ n²)) ((u·d) u + (w·d) w)`: `v_x e_x + v_z e_z`, the part of `d` in the
+    /// device's XZ plane, is `(u·d) u + (w·d) w`. Three dot products in place of three rotations.
+    public var elevationAxisInWorld = Vector3.zero
 
     /// An entry: where the antenna was, the device's orientation, the range and the angles measured.
     public init(antennaInWorld: Vector3, worldFromDevice: Quaternion, rangeMetres: Double, angles: Vector2,
@@ -78,8 +86,10 @@ public enum DirectionContent: UInt8, Sendable, Hashable {
     /// is exactly 0; a range without a direction is marked `directionMissing` when the
     /// radio could have given one (direction-capable, portrait hold: the device's +X axis
     /// within ~45° of horizontal). `timestamp` is the update's time (the pose's when `nil`).
-    /// `computesElevationAngles: false` leaves a full direction's ``angles`` at zero, for an
-    /// entry read through ``directionInDevice`` alone (the tracking filter's).
+    /// `computesElevationAngles: false` leaves a full direction's ``angles`` and axes
+    /// (``azimuthAxisUInWorld``, ``elevationAxisInWorld``) at zero, for an entry read through
+    /// ``directionInDevice`` alone (the tracking filter's; a batch that reads such an entry
+    /// takes the direction model's rotations).
     public init(range: Double?, direction: Vector3?, pose: DevicePose, antennaInWorld: Vector3,
                 capabilities: DeviceCapabilities, options o: FusionOptions, timestamp: Double? = nil,
                 computesElevationAngles: Bool = true) {
@@ -92,21 +102,35 @@ public enum DirectionContent: UInt8, Sendable, Hashable {
             if !capabilities.supportsElevationMeasurement || d.y == 0 {
                 self.direction = .azimuth
                 angles = Vector2(atan2(d.x, -d.z), 0)
-                let horizontal = (d.x * d.x + d.z * d.z).squareRoot()
-                if horizontal > 0, horizontal.isFinite {
-                    let mx = d.x / horizontal, mz = d.z / horizontal
-                    let ex = pose.worldFromDevice.rotate(Vector3(1, 0, 0)), ez = pose.worldFromDevice.rotate(Vector3(0, 0, 1))
-                    azimuthAxisUInWorld = mz * ex - mx * ez
-                    azimuthAxisWInWorld = mx * ex + mz * ez
-                }
+                setAzimuthAxes(of: d, worldFromDevice: pose.worldFromDevice)
             } else {
                 self.direction = .azimuthElevation
-                if computesElevationAngles { angles = DeviceAngles.azimuthElevation(d) }
+                guard computesElevationAngles else { return }
+                angles = DeviceAngles.azimuthElevation(d)
+                if setAzimuthAxes(of: d, worldFromDevice: pose.worldFromDevice) {
+                    elevationAxisInWorld = pose.worldFromDevice.rotate(Vector3(0, 1, 0))
+                }
             }
         } else if hasRange, capabilities.supportsDirectionMeasurement, o.acquisition.missingDirectionLikelihood < 1,
                   abs(pose.worldFromDevice.rotate(Vector3(1, 0, 0)).y) < 0.7 {
             directionMissing = true
         }
+    }
+}
+
+extension WindowEntry {
+    /// Sets ``azimuthAxisUInWorld`` and ``azimuthAxisWInWorld`` for the measured direction `d`
+    /// (device frame) of a device oriented `q`; `false`, and nothing set, where `d` has no
+    /// horizontal part.
+    @discardableResult
+    private mutating func setAzimuthAxes(of d: Vector3, worldFromDevice q: Quaternion) -> Bool {
+        let horizontal = (d.x * d.x + d.z * d.z).squareRoot()
+        guard horizontal > 0, horizontal.isFinite else { return false }
+        let mx = d.x / horizontal, mz = d.z / horizontal
+        let ex = q.rotate(Vector3(1, 0, 0)), ez = q.rotate(Vector3(0, 0, 1))
+        azimuthAxisUInWorld = mz * ex - mx * ez
+        azimuthAxisWInWorld = mx * ex + mz * ez
+        return true
     }
 }
 
