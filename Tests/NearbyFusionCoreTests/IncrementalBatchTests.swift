@@ -303,6 +303,34 @@ struct IncrementalBatchTests {
         #expect(compared == 200)
     }
 
+    /// Beyond an angle density's far residual `e_far` every angle has the gross outliers'
+    /// density to the last bit and a robust weight below `2⁻⁵⁴ c/v`, so the batch may take the
+    /// stand-in `2 e_far` for any of them without an arc tangent; just inside it the line of
+    /// sight still shows. For the default azimuth and elevation σ, and for a density without
+    /// gross outliers (which has no far residual).
+    @Test func anAngleBeyondTheFarResidualIsTheOutliersAlone() {
+        let options = FusionOptions()
+        let angles = RangeErrorDensity(outlierProbability: options.gating.outlierProbability, outlierSpan: options.gating.angleOutlierSpan,
+                                       excessProbability: 0, excessRange: 0...0)
+        for sigma in [options.sensors.azimuthStandardDeviation, options.sensors.elevationStandardDeviation] {
+            let density = angles.at(variance: sigma * sigma)
+            let far = density.farResidualSquared.squareRoot()
+            #expect(far > 5 * sigma && far < .pi / 2, "e_far \(far) rad at σ \(sigma)")
+            #expect(abs(density.farAngleTangent - tan(far)) <= 1e-15 * tan(far))
+            #expect(density.farAngleStandIn > far)
+            for e in [far * 1.000001, far * 1.5, density.farAngleStandIn, 3.0, -far * 1.000001, -2.0] {
+                for c in [1.0, 2.0] {
+                    let robust = density.robustWeight(e, multiplicity: c)
+                    #expect(robust.density == angles.outlierDensity, "p(\(e)) = \(robust.density)")
+                    #expect(robust.weight < 0x1p-54 * c / (sigma * sigma))
+                }
+            }
+            #expect(density.robustWeight(0.9 * far, multiplicity: 1).density > angles.outlierDensity)
+        }
+        let clean = RangeErrorDensity(outlierProbability: 0, outlierSpan: 1, excessProbability: 0, excessRange: 0...0).at(variance: 0.01)
+        #expect(clean.farResidualSquared == .infinity && clean.farAngleTangent == .infinity)
+    }
+
     @Test func withNewtonStepsTheKeptBankFollowsTheExactOneAndFindsTheTag() throws {
         // The acquisition above with the still batch's Newton steps: the kept bank stays within
         // 3 cm and 0.05 of weight of the bank solved whole (by Gauss–Newton) at every update, and

@@ -228,7 +228,8 @@ import Foundation
         case .azimuthElevation:
             if e.directionInDevice != .zero, e.elevationAxisInWorld != .zero {
                 // The same innovations and Jacobian from the entry's axes (``WindowEntry/elevationAxisInWorld``):
-                // `ρ_v = √((u·d)² + (w·d)²)`, `v_y = e_y·d`.
+                // `ρ_v = √((u·d)² + (w·d)²)`, `v_y = e_y·d`; an angle beyond the density's reach
+                // stood for (``angleResidual(_:_:density:)``).
                 let d = p - e.antennaInWorld
                 let u = e.azimuthAxisUInWorld, w = e.azimuthAxisWInWorld, y = e.elevationAxisInWorld
                 let uDotD = u.dot(d), wDotD = w.dot(d), vy = y.dot(d)
@@ -237,8 +238,8 @@ import Foundation
                 let m = e.directionInDevice
                 let rhoM = (m.x * m.x + m.z * m.z).squareRoot(), rhoV = rho2.squareRoot()
                 let n2 = rho2 + vy * vy
-                body(Angle.nearAtan2(uDotD, wDotD), k.azimuth, (uDotD * w - wDotD * u) / rho2)
-                body(Angle.nearAtan2(m.y * rhoV - rhoM * vy, m.y * vy + rhoM * rhoV), k.elevation,
+                body(angleResidual(uDotD, wDotD, density: k.azimuth), k.azimuth, (uDotD * w - wDotD * u) / rho2)
+                body(angleResidual(m.y * rhoV - rhoM * vy, m.y * vy + rhoM * rhoV, density: k.elevation), k.elevation,
                      (rhoV / n2) * y - (vy / (rhoV * n2)) * (uDotD * u + wDotD * w))
                 return
             }
@@ -254,6 +255,21 @@ import Foundation
             body(residual.x, k.azimuth, j.row0)
             body(residual.y, k.elevation, j.row1)
         }
+    }
+
+    /// The angle `atan2(y, x)`, radians (``Angle/nearAtan2(_:_:)``), or, where it lies beyond the
+    /// angle density's far residual `e_far` (``RangeErrorDensity/AtVariance/farAngleTangent``:
+    /// `x < 0`, or `|y| > x tan e_far`), a stand-in of the same sign beyond it
+    /// (``RangeErrorDensity/AtVariance/farAngleStandIn``; `+` for `y = 0`, where `atan2` gives π)
+    /// and no arc tangent: the two have the same density to the last bit and robust weights
+    /// below `2⁻⁵⁴ c/v`. (A hypothesis tens of degrees off the measured direction, most of a
+    /// bank's early on.)
+    @inline(__always)
+    static func angleResidual(_ y: Double, _ x: Double, density: RangeErrorDensity.AtVariance) -> Double {
+        if density.farAngleTangent < .infinity, x < 0 || abs(y) > density.farAngleTangent * x {
+            return y < 0 ? -density.farAngleStandIn : density.farAngleStandIn
+        }
+        return Angle.nearAtan2(y, x)
     }
 
     /// Adds an entry's direction residuals at `x` to the normal equations of a fixed point,

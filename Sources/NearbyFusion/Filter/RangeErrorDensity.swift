@@ -95,6 +95,17 @@ public struct RangeErrorDensity: Sendable, Hashable {
         @usableFromInline let inlierScale: Double
         /// `1/√(2v)`, m⁻¹.
         @usableFromInline let excessInverseScale: Double
+        /// `e_far²`, m² (or rad²): beyond `±e_far` the line-of-sight term is below `2⁻⁵⁴` of the
+        /// gross outliers' density, `(1 − ε − η) N(e; 0, v) < 2⁻⁵⁴ ε/span` for
+        /// `e² > 2v [ln((1 − ε − η)/(√(2πv) ε/span)) + 54 ln 2]`. There `p(e)` is `ε/span` plus the
+        /// multipath term to the last bit, and the robust weight `c π/v` is below `2⁻⁵⁴ c/v`:
+        /// any residual beyond `e_far` stands for any other (∞ without gross outliers).
+        public let farResidualSquared: Double
+        /// For an angle density: `tan e_far` where `e_far < π/2` (∞ otherwise), so that an angle
+        /// `atan2(y, x)` lies beyond `e_far` where `x < 0` or `|y| > x tan e_far`; and `2 e_far`, a
+        /// value beyond it that stands for any such angle (``BatchRefinement``'s angle residuals,
+        /// which then take no arc tangent).
+        public let farAngleTangent: Double, farAngleStandIn: Double
 
         @inlinable init(_ density: RangeErrorDensity, variance v: Double) {
             self.density = density
@@ -102,6 +113,12 @@ public struct RangeErrorDensity: Sendable, Hashable {
             inverseVariance = 1 / v
             inlierScale = exp(density.logInlierProbability) / (2 * .pi * v).squareRoot()
             excessInverseScale = 1 / (2 * v).squareRoot()
+            let margin = log(inlierScale / density.outlierDensity) + 54 * M_LN2
+            let far = density.outlierDensity > 0 && margin.isFinite ? 2 * v * max(margin, 0) : .infinity
+            farResidualSquared = far.isNaN ? .infinity : far
+            let angle = farResidualSquared.squareRoot()
+            farAngleTangent = angle < .pi / 2 ? tan(angle) : .infinity
+            farAngleStandIn = 2 * angle
         }
 
         /// `(1 − ε − η) N(e; 0, v)`.
