@@ -307,7 +307,8 @@ struct IncrementalBatchTests {
     /// density to the last bit and a robust weight below `2⁻⁵⁴ c/v`, so the batch may take the
     /// stand-in `2 e_far` for any of them without an arc tangent; just inside it the line of
     /// sight still shows. For the default azimuth and elevation σ, and for a density without
-    /// gross outliers (which has no far residual).
+    /// gross outliers (which has no far residual). At the defaults `e_far` is about 27° in
+    /// azimuth and 46° in elevation, as Derivations says.
     @Test func anAngleBeyondTheFarResidualIsTheOutliersAlone() {
         let options = FusionOptions()
         let angles = RangeErrorDensity(outlierProbability: options.gating.outlierProbability, outlierSpan: options.gating.angleOutlierSpan,
@@ -327,6 +328,10 @@ struct IncrementalBatchTests {
             }
             #expect(density.robustWeight(0.9 * far, multiplicity: 1).density > angles.outlierDensity)
         }
+        let degrees = [options.sensors.azimuthStandardDeviation, options.sensors.elevationStandardDeviation].map {
+            angles.at(variance: $0 * $0).farResidualSquared.squareRoot() * 180 / .pi
+        }
+        #expect(abs(degrees[0] - 27) < 1 && abs(degrees[1] - 46) < 1, "e_far \(degrees)°")
         let clean = RangeErrorDensity(outlierProbability: 0, outlierSpan: 1, excessProbability: 0, excessRange: 0...0).at(variance: 0.01)
         #expect(clean.farResidualSquared == .infinity && clean.farAngleTangent == .infinity)
     }
