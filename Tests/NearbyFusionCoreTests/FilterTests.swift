@@ -276,6 +276,52 @@ struct FilterTests {
         #expect((extended.bv - anchored.bv).length < 1e-9 * max(anchored.bv.length, 1))
     }
 
+    @Test func theMovingBatchsWindowPassSumsItsSlotsAsTheEntriesAddThem() {
+        // A window pass fills residual slots and sums them a few sums at a time; the result
+        // must be the entries' terms added one by one, to the bit: ranges long and short (and
+        // gross outliers of both signs), azimuths, azimuths with elevations, missing
+        // directions, entries without a range, thinned entries standing for several updates.
+        var options = FusionOptions()
+        options.motion.movingBatchMemory = 4
+        var noise = NoiseStream(seed: 31, source: "moving-slots")
+        var window = MeasurementWindow(capacity: 200)
+        let x0 = Vector3(1.5, 0.8, -6), velocity = Vector3(0.5, 0, -0.3)
+        var kinds = (ranges: 0, azimuths: 0, elevations: 0, missing: 0, outliers: 0)
+        for k in 0..<120 {
+            let t = Double(k) * 0.1
+            let a = Vector3(sin(0.7 * t), 1.3, 0.3 * cos(t))
+            let q = Quaternion(angle: 0.6 * sin(0.4 * t) + (k % 9 == 4 ? .pi : 0), axis: Vector3(0, 1, 0))
+            let truth = x0 + t * velocity
+            var range: Double? = (truth - a).length + noise.gaussian(standardDeviation: 0.08)
+            if k % 13 == 6 { range = range.map { $0 + (k % 2 == 0 ? 3.5 : -2.5) }; kinds.outliers += 1 }
+            if k % 11 == 10 { range = nil }
+            let inDevice = q.inverseRotate(truth - a).normalized
+            var direction: Vector3? = DeviceAngles.direction(azimuth: atan2(inDevice.x, -inDevice.z) + noise.gaussian(standardDeviation: 0.1),
+                                                             elevation: asin(inDevice.y) + noise.gaussian(standardDeviation: 0.1))
+            if k % 4 == 1 { direction = direction.map { Vector3($0.x, 0, $0.z).normalized } }
+            if k % 4 == 3 { direction = nil }
+            let pose = DevicePose(timestamp: t, positionInWorld: a, worldFromDevice: q)
+            var entry = WindowEntry(range: range, direction: direction, pose: pose, antennaInWorld: a, capabilities: .phone,
+                                    options: options)
+            entry.multiplicity = k % 7 == 0 ? 3 : 1
+            if entry.hasRange { kinds.ranges += 1 }
+            switch entry.direction {
+            case .azimuth: kinds.azimuths += 1
+            case .azimuthElevation: kinds.elevations += 1
+            case .none: if entry.directionMissing { kinds.missing += 1 }
+            }
+            window.append(entry)
+        }
+        #expect(kinds.ranges > 90 && kinds.azimuths > 20 && kinds.elevations > 20 && kinds.missing > 10 && kinds.outliers > 5)
+        let now = window.entries.last?.timestamp ?? 0
+        for (x, v) in [(x0 + now * velocity, velocity), (x0 + now * velocity + Vector3(0.6, -0.3, 0.4), velocity + Vector3(0.3, 0.1, -0.2))] {
+            let summed = BatchRefinement.movingWindowTerms(of: window, position: x, velocity: v, now: now, options: options)
+            let added = BatchRefinement.movingTerms(of: window.entries, position: x, velocity: v, anchor: now, options: options)
+            #expect(summed == added)
+            #expect(summed.kvv != .zero && summed.bv != .zero && summed.logLikelihood.isFinite)
+        }
+    }
+
     @Test func theMovingBatchsNewtonModelIsTheCostsSecondOrderExpansion() throws {
         // The ranges' curvature K completes the Hessian: around a point 0.4 m and 0.2 m/s off a
         // walker's track, the model f − bᵀδ + ½ δᵀ(A − K)δ predicts the window's cost after a

@@ -60,6 +60,88 @@ extension BatchRefinement {
             return w * density.variance / max(c, 1e-300)
         }
 
+        /// Values a residual takes in the moving batch's slots (``summing(_:)``): `e`, `w`,
+        /// `c log p(e)`, `g` (3), `τ`, and `q = w e / r` for a range (NaN for an angle).
+        static let slotWidth = 8
+        /// The most residuals an entry adds: a range, an azimuth and an elevation.
+        static let slotsPerEntry = 3
+
+        /// Empty equations summing the residuals in `slots` (``slotWidth`` values each, in the
+        /// order the window's entries add them): `A_xx = Σ w g gᵀ`, `A_xv = Σ (−τ) w g gᵀ`,
+        /// `A_vv = Σ τ² w g gᵀ`, `b_x = Σ (w e) g`, `b_v = Σ (−τ w e) g`, `log L = Σ c log p(e)`,
+        /// and over the ranges `M = q (I − g gᵀ)`, `K_xx = Σ M`, `K_xv = Σ (−τ) M`, `K_vv = Σ τ² M`
+        /// (``add(_:gradient:age:multiplicity:density:)``, ``addRange(_:range:gradient:age:multiplicity:density:shortOutlierDensity:)``).
+        /// Each sum runs over the slots in their order with the same products, so the result is
+        /// the residuals added one by one, to the bit; summed a few sums at a time, the loops
+        /// keep their sums in registers (all of them at once do not fit), with no call to a
+        /// mathematical library among them. Upper triangles only (``mirrorLowerTriangles()``).
+        static func summing(_ slots: UnsafeBufferPointer<Double>) -> MovingNormalEquations {
+            var n = MovingNormalEquations()
+            let count = slots.count / slotWidth
+            guard count > 0, let base = slots.baseAddress else { return n }
+            // `A_xx` and `log L`.
+            var a00 = 0.0, a01 = 0.0, a02 = 0.0, a11 = 0.0, a12 = 0.0, a22 = 0.0, logs = 0.0
+            for i in 0..<count {
+                let s = base + slotWidth * i
+                let w = s[1], gx = s[3], gy = s[4], gz = s[5]
+                a00 += w * (gx * gx); a01 += w * (gx * gy); a02 += w * (gx * gz)
+                a11 += w * (gy * gy); a12 += w * (gy * gz); a22 += w * (gz * gz)
+                logs += s[2]
+            }
+            n.axx = Matrix3(a00, a01, a02, 0, a11, a12, 0, 0, a22)
+            n.logLikelihood = logs
+            // `A_xv` and `A_vv`.
+            var v00 = 0.0, v01 = 0.0, v02 = 0.0, v11 = 0.0, v12 = 0.0, v22 = 0.0
+            (a00, a01, a02, a11, a12, a22) = (0, 0, 0, 0, 0, 0)
+            for i in 0..<count {
+                let s = base + slotWidth * i
+                let w = s[1], gx = s[3], gy = s[4], gz = s[5], tau = s[6]
+                let p00 = w * (gx * gx), p01 = w * (gx * gy), p02 = w * (gx * gz)
+                let p11 = w * (gy * gy), p12 = w * (gy * gz), p22 = w * (gz * gz)
+                let u = -tau, u2 = tau * tau
+                a00 += u * p00; a01 += u * p01; a02 += u * p02; a11 += u * p11; a12 += u * p12; a22 += u * p22
+                v00 += u2 * p00; v01 += u2 * p01; v02 += u2 * p02; v11 += u2 * p11; v12 += u2 * p12; v22 += u2 * p22
+            }
+            n.axv = Matrix3(a00, a01, a02, 0, a11, a12, 0, 0, a22)
+            n.avv = Matrix3(v00, v01, v02, 0, v11, v12, 0, 0, v22)
+            // `b_x` and `b_v`.
+            var bx = Vector3.zero, bv = Vector3.zero
+            for i in 0..<count {
+                let s = base + slotWidth * i
+                let e = s[0], w = s[1], tau = s[6]
+                let g = Vector3(s[3], s[4], s[5])
+                bx += (w * e) * g
+                bv += (-tau * w * e) * g
+            }
+            n.bx = bx
+            n.bv = bv
+            // `K_xx`, then `K_xv` and `K_vv`, over the ranges.
+            (a00, a01, a02, a11, a12, a22) = (0, 0, 0, 0, 0, 0)
+            for i in 0..<count {
+                let s = base + slotWidth * i
+                let q = s[7], gx = s[3], gy = s[4], gz = s[5]
+                guard !q.isNaN else { continue }
+                a00 += q * (1 - gx * gx); a01 += q * (0 - gx * gy); a02 += q * (0 - gx * gz)
+                a11 += q * (1 - gy * gy); a12 += q * (0 - gy * gz); a22 += q * (1 - gz * gz)
+            }
+            n.kxx = Matrix3(a00, a01, a02, 0, a11, a12, 0, 0, a22)
+            (a00, a01, a02, a11, a12, a22) = (0, 0, 0, 0, 0, 0)
+            (v00, v01, v02, v11, v12, v22) = (0, 0, 0, 0, 0, 0)
+            for i in 0..<count {
+                let s = base + slotWidth * i
+                let q = s[7], gx = s[3], gy = s[4], gz = s[5], tau = s[6]
+                guard !q.isNaN else { continue }
+                let m00 = q * (1 - gx * gx), m01 = q * (0 - gx * gy), m02 = q * (0 - gx * gz)
+                let m11 = q * (1 - gy * gy), m12 = q * (0 - gy * gz), m22 = q * (1 - gz * gz)
+                let u = -tau, u2 = tau * tau
+                a00 += u * m00; a01 += u * m01; a02 += u * m02; a11 += u * m11; a12 += u * m12; a22 += u * m22
+                v00 += u2 * m00; v01 += u2 * m01; v02 += u2 * m02; v11 += u2 * m11; v12 += u2 * m12; v22 += u2 * m22
+            }
+            n.kxv = Matrix3(a00, a01, a02, 0, a11, a12, 0, 0, a22)
+            n.kvv = Matrix3(v00, v01, v02, 0, v11, v12, 0, 0, v22)
+            return n
+        }
+
         /// The terms of one residual `e` with robust weight `w` and `c log p(e)` (see
         /// ``add(_:gradient:age:multiplicity:density:)``).
         @inline(__always)
@@ -229,15 +311,51 @@ extension BatchRefinement {
         -> (total: MovingNormalEquations, cost: Double, measurements: MovingNormalEquations, missing: Bool) {
         p.k.windowPasses?.pointee += 1
         p.k.windowEntries?.pointee += p.window.entries.count
-        var m = MovingNormalEquations()
+        let k = p.k, slots = p.slots, width = MovingNormalEquations.slotWidth
         var missing = false
+        var count = 0
+        // Each residual's robust weight and `c log p(e)` (the calls to `exp` and `log`) into its
+        // slot, then the sums over the slots (what ``addMoving(_:weight:age:position:velocity:k:to:)``
+        // adds entry by entry, to the bit).
+        func fill(_ residual: Double, _ robust: (weight: Double, density: Double), _ c: Double, _ g: Vector3, _ tau: Double,
+                  _ q: Double) {
+            let s = width * count
+            slots[s] = residual
+            slots[s + 1] = robust.weight
+            slots[s + 2] = c * log(robust.density)
+            slots[s + 3] = g.x
+            slots[s + 4] = g.y
+            slots[s + 5] = g.z
+            slots[s + 6] = tau
+            slots[s + 7] = q
+            count += 1
+        }
         p.window.entries.withUnsafeBufferPointer { entries in
             for j in entries.indices {
                 let e = entries[j]
-                addMoving(e, weight: p.fadedWeights[j], age: p.now - e.timestamp, position: x, velocity: v, k: p.k, to: &m)
+                let c = p.fadedWeights[j], tau = p.now - e.timestamp
+                let position = x - tau * v
+                if e.hasRange {
+                    let model = k.options.nominalRangeModel(from: e.antennaInWorld)
+                    let (r, g) = model.linearised(at: position)
+                    if r > 1e-6 {
+                        let residual = model.residual(e.rangeMetres, r)
+                        let robust = k.range.robustWeight(residual, multiplicity: c,
+                                                          outlierDensity: residual < 0 ? k.shortRangeOutlierDensity
+                                                                                       : k.range.density.outlierDensity)
+                        fill(residual, (robust.weight, robust.density), c, g, tau, robust.weight * residual / r)
+                    }
+                }
+                if e.direction != .none {
+                    forEachDirectionResidual(of: e, at: position, k: k) { residual, density, g in
+                        let robust = density.robustWeight(residual, multiplicity: c)
+                        fill(residual, (robust.weight, robust.density), c, g, tau, .nan)
+                    }
+                }
                 missing = missing || (e.directionMissing && e.direction == .none)
             }
         }
+        var m = MovingNormalEquations.summing(UnsafeBufferPointer(rebasing: slots[0..<(width * count)]))
         m.mirrorLowerTriangles()
         let prior = movingPrior(position: x, velocity: v, anchor: p.now, start: p.start, priorInformation: priorInformation,
                                 priorMean: priorMean, velocityInformation: p.velocityInformation)
@@ -325,6 +443,27 @@ extension BatchRefinement {
 }
 
 extension BatchRefinement {
+    /// The terms of `window` for the state `(x, v)` at `now`, without any prior, as a window
+    /// pass of the moving batch sums them: through residual slots
+    /// (``MovingNormalEquations/summing(_:)``), each entry weighed `m_k exp(−(now − t_k)/T)`.
+    /// The same numbers, to the bit, as ``movingTerms(of:position:velocity:anchor:options:)``
+    /// entry by entry.
+    public static func movingWindowTerms(of window: MeasurementWindow, position x: Vector3, velocity v: Vector3, now: Double,
+                                         options o: FusionOptions) -> MovingNormalEquations {
+        let k = Constants(o)
+        let count = max(window.entries.count, 1)
+        return withUnsafeTemporaryAllocation(of: Double.self, capacity: scratchCount(entries: count)) { storage in
+            let faded = UnsafeMutableBufferPointer(rebasing: storage[0..<count])
+            for (j, e) in window.entries.enumerated() { faded[j] = e.multiplicity * exp(-(now - e.timestamp) * k.inverseMemory) }
+            let problem = MovingProblem(window: window, now: now, start: now, k: k, velocityInformation: 1, logVelocityPriorNormaliser: 0,
+                                        addedVariance: 0, fadedWeights: UnsafeBufferPointer(faded),
+                                        slots: UnsafeMutableBufferPointer(rebasing: storage[count...]), informationScale: 1)
+            return lineariseMoving(position: x, velocity: v, priorInformation: .identity, priorMean: x, problem: problem).measurements
+        }
+    }
+}
+
+extension BatchRefinement {
     /// Refines every hypothesis of an object that may move (a peer, or an object the app
     /// says moves) from `window`: the classic target-motion analysis of a range-only (or
     /// bearing-poor) target, solved per hypothesis as a MAP estimate of its position now
@@ -400,19 +539,21 @@ extension BatchRefinement {
                 let sigmaV = max(o.motion.velocityPriorStandardDeviation, 1e-3)
                 // The entries' faded weights at `now`, shared by every hypothesis (in `scratch`, or a
                 // temporary allocation).
-                func run(_ faded: UnsafeMutableBufferPointer<Double>) {
+                let count = max(window.entries.count, 1), needed = scratchCount(entries: count)
+                func run(_ storage: UnsafeMutableBufferPointer<Double>) {
+                    let faded = UnsafeMutableBufferPointer(rebasing: storage[0..<count])
+                    let slots = UnsafeMutableBufferPointer(rebasing: storage[count..<needed])
                     for (j, e) in window.entries.enumerated() { faded[j] = e.multiplicity * exp(-(now - e.timestamp) * k.inverseMemory) }
                     let problem = MovingProblem(window: window, now: now, start: start, k: k, velocityInformation: 1 / (sigmaV * sigmaV),
                                                 logVelocityPriorNormaliser: -0.5 * 3 * log(2 * .pi * sigmaV * sigmaV),
-                                                addedVariance: max(addedVariance, 0), fadedWeights: UnsafeBufferPointer(faded),
+                                                addedVariance: max(addedVariance, 0), fadedWeights: UnsafeBufferPointer(faded), slots: slots,
                                                 informationScale: informationScale.isFinite ? min(max(informationScale, 1e-3), 1) : 1)
                     refineMoving(&mixture, problem: problem)
                 }
-                let count = max(window.entries.count, 1)
-                if let scratch, scratch.count >= count {
-                    run(UnsafeMutableBufferPointer(rebasing: scratch[0..<count]))
+                if let scratch, scratch.count >= needed {
+                    run(UnsafeMutableBufferPointer(rebasing: scratch[0..<needed]))
                 } else {
-                    withUnsafeTemporaryAllocation(of: Double.self, capacity: count) { run($0) }
+                    withUnsafeTemporaryAllocation(of: Double.self, capacity: needed) { run($0) }
                 }
             }
         }
@@ -448,6 +589,9 @@ extension BatchRefinement {
         let addedVariance: Double
         /// Each window entry's weight at `now`, `m_k exp(−(now − t_k)/T)`.
         let fadedWeights: UnsafeBufferPointer<Double>
+        /// Storage for a window pass's residual slots (``MovingNormalEquations/summing(_:)``):
+        /// ``MovingNormalEquations/slotsPerEntry`` slots per entry.
+        let slots: UnsafeMutableBufferPointer<Double>
         /// `κ`: what every measurement term counts (`fadedWeights` and the kept models hold
         /// the terms without it).
         let informationScale: Double

@@ -544,10 +544,13 @@ import Foundation
     }
 
     /// Doubles of storage a window pass over `n` entries works in: ten per entry for a burst
-    /// chain's forward–backward pass (``lineariseWithBursts(at:window:k:priorInformation:priorMean:independent:)``),
-    /// one per entry for its persistences `ρ_j` (``withConstants(_:window:scratch:_:)``) or for the moving
-    /// batch's faded weights (``refineMoving(_:window:now:start:options:addedVariance:informationScale:)``).
-    static func scratchCount(entries n: Int) -> Int { 11 * max(n, 1) }
+    /// chain's forward–backward pass (``lineariseWithBursts(at:window:k:priorInformation:priorMean:independent:)``)
+    /// and one for its persistences `ρ_j` (``withConstants(_:window:scratch:_:)``); for the moving
+    /// batch (``refineMoving(_:window:now:start:options:addedVariance:informationScale:)``), one per
+    /// entry for its faded weight and three residual slots of eight (``MovingNormalEquations/summing(_:)``).
+    static func scratchCount(entries n: Int) -> Int {
+        max(BurstChainSums.width + 1, 1 + MovingNormalEquations.slotsPerEntry * MovingNormalEquations.slotWidth) * max(n, 1)
+    }
 
     /// Calls `body` with the constants of `o` for `window`: with a burst chain, its persistences
     /// `ρ_j` filled, in the first entries of `scratch` (the rest left to the window passes,
