@@ -278,7 +278,8 @@ extension BatchRefinement {
     /// there (``isWithinLinearisation(_:from:sigma:tolerance:)``, the missing directions' term
     /// within half a nat, a burst chain smoothed recently enough); until then Gauss–Newton
     /// iterations — the model rebuilt at `x̂ + δ`, the window linearised afresh, kept if its cost
-    /// is no higher (otherwise `δ` is halved; steps capped at 1 m). `nil` when `A` is singular,
+    /// is no higher (otherwise `δ` is halved, at most seven times, a burst chain's three; steps
+    /// capped at 1 m). `nil` when `A` is singular,
     /// the line search fails, or `iterations` did not suffice. A model built at a tile's prior
     /// mean solves the hypothesis this way from its prior.
     static func converge(_ model: inout BatchLinearisation, window: MeasurementWindow, k: Constants,
@@ -321,16 +322,17 @@ extension BatchRefinement {
             guard iterations < limit else { return nil }
             iterations += 1
             // A Gauss–Newton iteration from the model's point: steps capped at 1 m and halved
-            // until the cost does not rise, as the solve from the prior does — unless the step is
+            // until the cost does not rise, as the solve from the prior does (a burst chain's down
+            // to ⅛ of the step, ``Constants/burstChainStepTrials``) — unless the step is
             // one the model holds over and the rebuild only smooths the burst chain again: then
             // the rebuilt model is taken as it is. (Its cost may be a few hundredths of a nat
             // above the model's, the newest ranges' filtered weights having pointed the step; a
-            // line search would halve such a step eight times and then re-solve the hypothesis
-            // from its prior for nothing.)
+            // line search would halve such a step and then re-solve the hypothesis from its prior
+            // for nothing.)
             let smoothingOnly = holds(model, delta, gaussNewton: gaussNewton)
             var step = delta.length > 1 ? delta / delta.length : delta
             var accepted = false
-            for _ in 0..<8 {
+            for _ in 0..<(k.burstForgettingRate > 0 ? Constants.burstChainStepTrials : 8) {
                 let candidate = linearisation(at: model.point + step, window: window, k: k, priorInformation: priorInformation,
                                               priorMean: priorMean)
                 if smoothingOnly || candidate.cost <= model.cost + 1e-9, let next = newtonStep(candidate, k: k) {

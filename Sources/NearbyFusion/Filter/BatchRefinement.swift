@@ -91,6 +91,16 @@ import Foundation
         /// tell apart, spends most of its window passes on these smoothings (`bench --scenario
         /// cs-ifft-still` counts the passes).
         static let smoothingPeriodOfTheRest = 16
+        /// The lengths a burst chain's Gauss–Newton iteration from a kept model tries — the whole
+        /// step, then ½, ¼ and ⅛ of it — before the model is given up and the hypothesis
+        /// re-solved (eight, down to 1/128, without a chain). The chain's step weighs each range
+        /// by its line-of-sight posterior and leaves out the slope of the multipath term, so
+        /// near the fixed point it settles at the step climbs the chain's exact cost at every
+        /// length: the search fails whatever it tries. A decrease found only below ⅛ of the step
+        /// is rare (a few searches in a hundred of those that fail) and moves the hypothesis by
+        /// a sixteenth of a step or less; the four lengths no search finds one at cost a pass of
+        /// the window each.
+        static let burstChainStepTrials = 4
 
         init(_ o: FusionOptions) {
             rangeDensity = o.rangeErrorDensity
