@@ -97,9 +97,9 @@ import Foundation
         /// by its line-of-sight posterior and leaves out the slope of the multipath term, so
         /// near the fixed point it settles at the step climbs the chain's exact cost at every
         /// length: the search fails whatever it tries. A decrease found only below ⅛ of the step
-        /// is rare (a few searches in a hundred of those that fail) and moves the hypothesis by
-        /// a sixteenth of a step or less; the four lengths no search finds one at cost a pass of
-        /// the window each.
+        /// is rare (fewer than one for every ten searches that fail) and moves the hypothesis by
+        /// a sixteenth of a step or less, while each shorter length tried costs a pass of the
+        /// window.
         static let burstChainStepTrials = 4
 
         init(_ o: FusionOptions) {
