@@ -497,8 +497,8 @@ struct IncrementalBatchTests {
     /// A burst chain's Gauss–Newton step that climbs the chain's cost at its whole length and at
     /// ½, ¼ and ⅛ of it is given up (`Constants.burstChainStepTrials`): over the Channel
     /// Sounding acquisition of ``channelSoundingWindow(count:)`` the kept bank reads its window
-    /// about 3,160 times (trying every length down to 1/128, as without a chain, about 3,370),
-    /// and still follows the bank solved whole at every update as closely as before.
+    /// about 3,130 times (trying the lengths a bank without a chain tries, about 3,370), and
+    /// still follows the bank solved whole at every update as closely as before.
     @Test func aBurstChainsFailingStepIsGivenUpAtAnEighth() throws {
         let options = FusionOptions().forRanging(.bluetoothChannelSounding)
         let c = Self.compareBanks(Self.channelSoundingWindow(count: 90), options: options, significant: 0.05)

@@ -377,7 +377,7 @@ extension BatchRefinement {
 
     /// The minimum of `q(x) − Σ_new c log p(e(x))`: a model's quadratic `q` (the entries it
     /// holds, linearised at its point) and the new entries evaluated exactly, by the same
-    /// reweighted Gauss–Newton as the solve from the prior (``BatchRefinement/descend(from:tolerance:_:)``),
+    /// reweighted Gauss–Newton as the solve from the prior (``BatchRefinement/descend(from:tolerance:trials:_:)``),
     /// from the model's point. Each iteration costs only the new entries. With `δ = x − x̂`:
     /// `q(x) = f(x̂) − bᵀδ + ½ δᵀAδ`, its gradient `−(b − Aδ)` and its Gauss–Newton matrix `A`.
     /// `nil` when the normal equations become singular.

@@ -91,9 +91,10 @@ import Foundation
         /// tell apart, spends most of its window passes on these smoothings (`bench --scenario
         /// cs-ifft-still` counts the passes).
         static let smoothingPeriodOfTheRest = 16
-        /// The lengths a burst chain's Gauss–Newton iteration from a kept model tries — the whole
-        /// step, then ½, ¼ and ⅛ of it — before the model is given up and the hypothesis
-        /// re-solved (eight, down to 1/128, without a chain). The chain's step weighs each range
+        /// The lengths a burst chain's Gauss–Newton step tries — the whole step, then ½, ¼ and ⅛
+        /// of it — before a kept model is given up and the hypothesis re-solved (eight, down to
+        /// 1/128, without a chain), or the solve from the prior stops where it is (ten, down to
+        /// 1/512, without a chain; ``descend(from:tolerance:trials:_:)``). The chain's step weighs each range
         /// by its line-of-sight posterior and leaves out the slope of the multipath term, so
         /// near the fixed point it settles at the step climbs the chain's exact cost at every
         /// length: the search fails whatever it tries. A decrease found only below ⅛ of the step
@@ -658,11 +659,12 @@ import Foundation
     }
 
     /// Step 1 for one hypothesis: the reweighted Gauss–Newton minimisation of `f` from its prior
-    /// mean `mu0` (world frame, metres; ``descend(from:tolerance:_:)``); the minimum and the
+    /// mean `mu0` (world frame, metres; ``descend(from:tolerance:trials:_:)``); the minimum and the
     /// normal equations there, or `nil` when they become singular.
     static func solve(priorMean mu0: Vector3, window: MeasurementWindow, k: Constants, priorInformation: Matrix3)
         -> (Vector3, (a: Matrix3, b: Vector3, logLikelihood: Double, biasGradient: Vector3))? {
-        return descend(from: mu0, tolerance: k.options.acquisition.solveStepTolerance) { x in
+        return descend(from: mu0, tolerance: k.options.acquisition.solveStepTolerance,
+                       trials: k.burstForgettingRate > 0 ? Constants.burstChainStepTrials : 10) { x in
             let l = linearise(at: x, window: window, k: k, priorInformation: priorInformation, priorMean: mu0)
             return (0.5 * priorInformation.quadraticForm(x - mu0) - l.logLikelihood, l.a, l.b, l)
         }
@@ -671,14 +673,15 @@ import Foundation
     /// The reweighted Gauss–Newton of the still batch, from `start` (world frame, metres), with
     /// `evaluate(x)` giving the cost `f(x)`, its Gauss–Newton matrix `A` and `b = −∇f` there
     /// (and what else the caller keeps of the point): steps `δ = A⁻¹ b`, capped at 1 m and
-    /// halved (up to ten times) until the cost does not rise; at most 20 of them, stopped
+    /// halved until the cost does not rise (`trials` lengths tried: ten, a burst chain's four,
+    /// ``Constants/burstChainStepTrials``); at most 20 of them, stopped
     /// once `δᵀAδ = bᵀA⁻¹b` is below `tolerance` (``FusionOptions/Acquisition/solveStepTolerance``:
     /// within 1 % of a σ by default), or when an accepted step lowers the cost by less than
     /// 10⁻⁷ or is below 10 µm, or no halving lowers it. The last point and its evaluation;
     /// `nil` when `A` becomes singular. The solve from the prior and a kept model's minimum
     /// with new entries (``minimum(of:with:k:)``) both run it.
     @inline(__always)
-    static func descend<Kept>(from start: Vector3, tolerance: Double,
+    static func descend<Kept>(from start: Vector3, tolerance: Double, trials: Int = 10,
                               _ evaluate: (Vector3) -> (cost: Double, a: Matrix3, b: Vector3, kept: Kept))
         -> (Vector3, Kept)? {
         var x = start
@@ -690,7 +693,7 @@ import Foundation
             let n = step.length
             if n > 1 { step = step / n }
             var accepted = false
-            for _ in 0..<10 {
+            for _ in 0..<trials {
                 let candidate = x + step
                 let next = evaluate(candidate)
                 if next.cost <= current.cost + 1e-9 {
