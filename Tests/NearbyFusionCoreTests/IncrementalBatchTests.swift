@@ -486,26 +486,20 @@ struct IncrementalBatchTests {
 
     @Test func aChannelSoundingBankFollowsTheExactOne() throws {
         // The tiled bank of a Channel Sounding tag, kept update by update, against the bank solved
-        // whole at every update: the hypotheses that matter within 0.3 σ, the weights within 0.05.
+        // whole at every update: the hypotheses that matter within 0.3 σ, the weights within 0.05
+        // (within 0.01, in fact).
+        // A burst chain's Gauss–Newton step that climbs the chain's cost at its whole length and
+        // at ½, ¼ and ⅛ of it is given up (`Constants.burstChainStepTrials`): the kept bank reads
+        // its window about 3,130 times (trying the lengths a bank without a chain tries, about
+        // 3,370), a tenth of what the exact bank reads, and follows it as closely as before.
         let c = Self.compareBanks(Self.channelSoundingWindow(count: 90), options: FusionOptions().forRanging(.bluetoothChannelSounding),
                                   significant: 0.05)
         #expect(c.worstSigmas < 0.3, "a kept hypothesis strayed \(c.worstSigmas) σ (\(c.worstMetres) m) from the exact one")
         #expect(c.worstWeight < 0.05, "a weight strayed by \(c.worstWeight)")
+        #expect(c.worstWeight < 0.01, "a weight strayed by \(c.worstWeight)")
         #expect((c.kept.moments.meanInWorld - c.exact.moments.meanInWorld).length < 0.05)
-    }
-
-    /// A burst chain's Gauss–Newton step that climbs the chain's cost at its whole length and at
-    /// ½, ¼ and ⅛ of it is given up (`Constants.burstChainStepTrials`): over the Channel
-    /// Sounding acquisition of ``channelSoundingWindow(count:)`` the kept bank reads its window
-    /// about 3,130 times (trying the lengths a bank without a chain tries, about 3,370), and
-    /// still follows the bank solved whole at every update as closely as before.
-    @Test func aBurstChainsFailingStepIsGivenUpAtAnEighth() throws {
-        let options = FusionOptions().forRanging(.bluetoothChannelSounding)
-        let c = Self.compareBanks(Self.channelSoundingWindow(count: 90), options: options, significant: 0.05)
         #expect(c.keptPasses < 3_260, "\(c.keptPasses) window passes")
         #expect(c.keptPasses * 10 < c.exactPasses, "\(c.keptPasses) window passes against the exact bank's \(c.exactPasses)")
-        #expect(c.worstSigmas < 0.3, "a kept hypothesis strayed \(c.worstSigmas) σ (\(c.worstMetres) m) from the exact one")
-        #expect(c.worstWeight < 0.01, "a weight strayed by \(c.worstWeight)")
     }
 
     /// A still phone's window: ranges from one antenna position (a few millimetres of VIO

@@ -332,7 +332,7 @@ extension BatchRefinement {
             let smoothingOnly = holds(model, delta, gaussNewton: gaussNewton)
             var step = delta.length > 1 ? delta / delta.length : delta
             var accepted = false
-            for _ in 0..<(k.burstForgettingRate > 0 ? Constants.burstChainStepTrials : 8) {
+            for _ in 0..<k.stepTrials(otherwise: 8) {
                 let candidate = linearisation(at: model.point + step, window: window, k: k, priorInformation: priorInformation,
                                               priorMean: priorMean)
                 if smoothingOnly || candidate.cost <= model.cost + 1e-9, let next = newtonStep(candidate, k: k) {

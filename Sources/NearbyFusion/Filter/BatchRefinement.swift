@@ -103,6 +103,11 @@ import Foundation
         /// window.
         static let burstChainStepTrials = 4
 
+        /// The step lengths a line search tries: ``burstChainStepTrials`` with a burst chain,
+        /// `otherwise` without one.
+        @inline(__always)
+        func stepTrials(otherwise: Int) -> Int { burstForgettingRate > 0 ? Self.burstChainStepTrials : otherwise }
+
         init(_ o: FusionOptions) {
             rangeDensity = o.rangeErrorDensity
             shortRangeOutlierDensity = rangeDensity.outlierDensity * min(max(o.gating.movingShortOutlierFraction, 0), 1)
@@ -664,7 +669,7 @@ import Foundation
     static func solve(priorMean mu0: Vector3, window: MeasurementWindow, k: Constants, priorInformation: Matrix3)
         -> (Vector3, (a: Matrix3, b: Vector3, logLikelihood: Double, biasGradient: Vector3))? {
         return descend(from: mu0, tolerance: k.options.acquisition.solveStepTolerance,
-                       trials: k.burstForgettingRate > 0 ? Constants.burstChainStepTrials : 10) { x in
+                       trials: k.stepTrials(otherwise: 10)) { x in
             let l = linearise(at: x, window: window, k: k, priorInformation: priorInformation, priorMean: mu0)
             return (0.5 * priorInformation.quadraticForm(x - mu0) - l.logLikelihood, l.a, l.b, l)
         }
