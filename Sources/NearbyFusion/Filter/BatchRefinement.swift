@@ -98,9 +98,9 @@ import Foundation
         /// by its line-of-sight posterior and leaves out the slope of the multipath term, so
         /// near the fixed point it settles at the step climbs the chain's exact cost at every
         /// length: the search fails whatever it tries. A decrease found only below ⅛ of the step
-        /// is rare (fewer than one for every ten searches that fail) and moves the hypothesis by
-        /// a sixteenth of a step or less, while each shorter length tried costs a pass of the
-        /// window.
+        /// is rare, next to those failures, and moves the hypothesis by a sixteenth of a step or
+        /// less, while each shorter length tried costs a pass of the window (`bench`'s window
+        /// entries per acquiring update count them).
         static let burstChainStepTrials = 4
 
         /// The step lengths a line search tries: ``burstChainStepTrials`` with a burst chain,
