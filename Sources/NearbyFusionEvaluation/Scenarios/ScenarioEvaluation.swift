@@ -51,6 +51,13 @@ public struct EvaluatedUpdate: Sendable {
     /// publishes; computed only where ``ScenarioRun/init(_:objectID:options:cameraAssistance:exactPosteriorUntil:exactDistance:)``
     /// asks for it (a still Channel Sounding object), from its first range on, and `nil` elsewhere.
     public var posteriorDistance: Double? = nil
+    /// The Cramér–Rao bound on the distance of a ranges-only UWB object (a peer), metres: the
+    /// spread `s` of an efficient estimator's distance at this update from the ranges so far,
+    /// told when the object changes its velocity (nothing of how) and granted the radio's
+    /// noise, its errors' correlation time and which ranges are stale repeats or outliers
+    /// (``MovingDistanceBound``, evaluated at the truth); `nil` elsewhere and before the first
+    /// range. That estimator's error is `N(radioBiasMetres, s²)`: it does not know the radio's offset.
+    public var movingDistanceBound: Double? = nil
     /// From the true device position to the true object, metres, world frame.
     public var trueDistanceVector: Vector3
     /// The radio's own range for this update, metres (`nil` when it gave none).
@@ -192,6 +199,11 @@ public struct ScenarioRun: Sendable {
         var lastTruth = Vector3.zero, lastDevice = Vector3.zero
         // Which `uwb` event this is, counted over every object (`Simulator.Output.rangeOutlierMetres`).
         var radioEvent = -1
+        // The distance bound of a ranges-only UWB object, from its first range on, and the last
+        // range it was given (a range equal to it to the bit is a stale repeat).
+        let followsMovingBound = object.ranging != .bluetoothChannelSounding && !scenario.radio.capabilities.supportsDirectionMeasurement
+        var movingBound: MovingDistanceBound?
+        var lastRange: Double?
         for e in events {
             if case .uwb = e { radioEvent += 1 }
             switch driver.apply(e) {
@@ -298,6 +310,23 @@ public struct ScenarioRun: Sendable {
                     }
                     posteriorDistance = distancePosterior?.meanDistance(from: device.positionInWorld)
                 }
+                let outlierMetres = m.distance != nil && simulation.rangeOutlierMetres.indices.contains(radioEvent)
+                    ? simulation.rangeOutlierMetres[radioEvent] : 0
+                var movingDistanceBound: Double?
+                if followsMovingBound, toObject.length > 0 {
+                    let u = toObject.normalized
+                    if let r = m.distance, r > 0 {
+                        if movingBound == nil {
+                            movingBound = MovingDistanceBound(originTime: m.timestamp, velocityChanges: object.velocityChanges.map(\.time),
+                                                              rangeStandardDeviation: scenario.radio.rangeStandardDeviation,
+                                                              correlationSeconds: scenario.radio.rangeErrorCorrelationSeconds,
+                                                              velocityPriorStandardDeviation: options.motion.velocityPriorStandardDeviation)
+                        }
+                        if r != lastRange && outlierMetres == 0 { movingBound!.addRange(at: m.timestamp, toward: u) }
+                        lastRange = r
+                    }
+                    movingDistanceBound = movingBound?.distanceStandardDeviation(at: m.timestamp, toward: u)
+                }
                 updates.append(EvaluatedUpdate(
                     estimate: est, truthInWorld: truth + vioOffset,
                     trueHorizontalAngle: HorizontalAngle.angle(objectInWorld: truth, devicePositionInWorld: device.positionInWorld,
@@ -305,12 +334,12 @@ public struct ScenarioRun: Sendable {
                     trueHeightDifference: truth.y - device.positionInWorld.y, trueVelocity: object.velocity(at: m.timestamp),
                     bearingBound: bound, posteriorBearing: posteriorBearing, enginesModelPosteriorBearing: enginesModelBearing,
                     posteriorAngleError: posteriorAngleError,
-                    posteriorDistance: posteriorDistance, trueDistanceVector: toObject, rawDistance: m.distance,
+                    posteriorDistance: posteriorDistance, movingDistanceBound: movingDistanceBound, trueDistanceVector: toObject,
+                    rawDistance: m.distance,
                     radioBiasMetres: object.ranging == .bluetoothChannelSounding
                         ? scenario.channelSounding.rangeScaleError * toObject.length + scenario.channelSounding.rangeOffset
                         : scenario.radio.rangeBias,
-                    rangeOutlierMetres: m.distance != nil && simulation.rangeOutlierMetres.indices.contains(radioEvent)
-                        ? simulation.rangeOutlierMetres[radioEvent] : 0,
+                    rangeOutlierMetres: outlierMetres,
                     moments: snap.moments, hypothesisCount: snap.hypothesisCount, hypotheses: snap.hypotheses))
             default: break
             }
@@ -466,6 +495,24 @@ public struct ScenarioRun: Sendable {
             guard u.rawDistance != nil, let d = u.posteriorDistance, d.isFinite else { return nil }
             return abs(d - u.trueDistanceVector.length)
         }
+    }
+
+    /// The error law of the distance bound's estimator, `N(b, s²)` in metres (``EvaluatedUpdate/movingDistanceBound``,
+    /// `b` the radio's offset), at every update with a range and a bound: the moments
+    /// ``pairedDistanceErrors`` scores the published distance at.
+    public var movingDistanceBoundErrors: [(bias: Double, standardDeviation: Double)] {
+        updates.compactMap { u in
+            guard u.rawDistance != nil, let s = u.movingDistanceBound else { return nil }
+            return (u.radioBiasMetres, s)
+        }
+    }
+
+    /// The `q`-quantile of the bound's absolute error pooled over `runs`' updates
+    /// (``movingDistanceBoundErrors``, ``MovingDistanceBound/quantileOfAbsoluteError(means:standardDeviations:_:)``),
+    /// metres; `nil` where no update has a bound.
+    public static func movingDistanceBoundQuantile(_ runs: [ScenarioRun], _ q: Double) -> Double? {
+        let laws = runs.flatMap(\.movingDistanceBoundErrors)
+        return MovingDistanceBound.quantileOfAbsoluteError(means: laws.map(\.bias), standardDeviations: laws.map(\.standardDeviation), q)
     }
 
     /// Every published `horizontalAngle`: its signed error (radians, wrapped), the

@@ -166,7 +166,14 @@ public enum ScenarioTargets {
                 guard let e = Statistics.quantile(errors, q) else { return "" }
                 return "; \(label): " + String(format: "%.3f m (%.2f ×)", e, e / r)
             }
-            func ideal(_ q: Double, over r: Double) -> String { beside("the exact posterior", posterior, q, over: r) }
+            // For a peer, an efficient estimator told when the peer changes its velocity and
+            // nothing of how (``MovingDistanceBound``, the Cramér–Rao bound at the truth).
+            func ideal(_ q: Double, over r: Double) -> String {
+                if let b = ScenarioRun.movingDistanceBoundQuantile(runs, q) {
+                    return "; an efficient estimator told when the peer turns: " + String(format: "%.3f m (%.2f ×)", b, b / r)
+                }
+                return beside("the exact posterior", posterior, q, over: r)
+            }
             if let pm = Statistics.quantile(published, 0.5), let rm = Statistics.quantile(raw, 0.5),
                let p95 = Statistics.quantile(published, 0.95), let r95 = Statistics.quantile(raw, 0.95) {
                 check(.radioProfiles, "published distance median error ≤ the raw ranges' (at the updates with a range)",
