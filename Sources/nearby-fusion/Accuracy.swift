@@ -53,7 +53,10 @@ struct Accuracy: ParsableCommand {
         policies side by side. Under the \
         tables, every target for moving objects, Channel Sounding tags, radio profiles and the guidance that \
         the scenarios run can judge, with what was measured and a verdict: met, missed, or not \
-        judged (the mean-NEES band and the rate of converged angles far off need 50 seeds). A \
+        judged (the mean-NEES band and the rate of converged angles far off need 50 seeds); \
+        beside a walking peer's published distance, an efficient estimator told when the peer \
+        changes its velocity (the Cramér–Rao bound of its distance under the radio's own \
+        lasting errors, at the truth). A \
         Channel Sounding tag's worldTransform is judged over at least 20 converged runs: with 50 \
         seeds or more, where fewer converge, more seeds are run for that target alone (at most 500 \
         in all; fewer than 20 converged runs in 500 is missed), unless the exact posterior comes \
