@@ -1,5 +1,5 @@
 import Foundation
-import NearbyFusion
+@_spi(Internals) import NearbyFusion
 @_spi(Internals) import NearbyFusionEvaluation
 import NearbyFusionSimulation
 import Testing
@@ -63,7 +63,7 @@ struct MovingDistanceBoundTests {
         let point = try #require(MovingDistanceBound.quantileOfAbsoluteError(means: [0.3, -0.3], standardDeviations: [0, 0], 0.5))
         #expect(abs(point - 0.3) < 1e-9)
         let mixture = try #require(MovingDistanceBound.quantileOfAbsoluteError(means: [0.06, 0.06], standardDeviations: [0.1, 0.3], 0.95))
-        func phi(_ z: Double) -> Double { 0.5 * erfc(-z / 2.0.squareRoot()) }
+        let phi = standardNormalCDF
         let f = 0.5 * ((phi((mixture - 0.06) / 0.1) - phi((-mixture - 0.06) / 0.1)) + (phi((mixture - 0.06) / 0.3) - phi((-mixture - 0.06) / 0.3)))
         #expect(abs(f - 0.95) < 1e-9)
         #expect(MovingDistanceBound.quantileOfAbsoluteError(means: [], standardDeviations: [], 0.5) == nil)

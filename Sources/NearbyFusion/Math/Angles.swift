@@ -61,6 +61,6 @@ public enum Angle {
 }
 
 /// The standard normal cumulative distribution `Φ(x) = ½ erfc(−x/√2)`.
-func standardNormalCDF(_ x: Double) -> Double {
+@_spi(Internals) public func standardNormalCDF(_ x: Double) -> Double {
     0.5 * erfc(-x / 2.0.squareRoot())
 }

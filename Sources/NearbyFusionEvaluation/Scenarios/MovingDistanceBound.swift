@@ -1,5 +1,5 @@
 import Foundation
-import NearbyFusion
+@_spi(Internals) import NearbyFusion
 
 /// The Cramér–Rao bound on the distance to an object that moves, from its ranges so far,
 /// for an estimator told when the object changes its velocity and nothing of how: the spread
@@ -125,11 +125,10 @@ public struct MovingDistanceBound: Sendable {
     /// `F(x) = (1/n) Σ [Φ((x − mᵢ)/sᵢ) − Φ((−x − mᵢ)/sᵢ)]`; `nil` for no laws.
     public static func quantileOfAbsoluteError(means: [Double], standardDeviations: [Double], _ q: Double) -> Double? {
         guard !means.isEmpty, means.count == standardDeviations.count else { return nil }
-        func phi(_ z: Double) -> Double { 0.5 * erfc(-z / 2.0.squareRoot()) }
         func cdf(_ x: Double) -> Double {
             var total = 0.0
             for (m, s) in zip(means, standardDeviations) {
-                total += s > 0 ? phi((x - m) / s) - phi((-x - m) / s) : (abs(m) <= x ? 1 : 0)
+                total += s > 0 ? standardNormalCDF((x - m) / s) - standardNormalCDF((-x - m) / s) : (abs(m) <= x ? 1 : 0)
             }
             return total / Double(means.count)
         }
