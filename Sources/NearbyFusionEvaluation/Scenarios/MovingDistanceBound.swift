@@ -28,8 +28,8 @@ public struct MovingDistanceBound: Sendable {
     /// When the object's velocity changes after `t₀`, seconds, ascending: the stretches begin
     /// at `t₀` and at each of these.
     public let stretchStarts: [Double]
-    /// `t₀`, seconds: the first range's time.
-    public let originTime: Double
+    /// `t₀`, seconds: the first range's time (the first stretch's start).
+    public var originTime: Double { stretchStarts[0] }
     /// `σ`, metres, and `T`, seconds, of the ranges' errors.
     public let rangeStandardDeviation: Double, correlationSeconds: Double
     /// `J`, row-major, `n × n` with `n = 3 (S + 1)`.
@@ -42,7 +42,6 @@ public struct MovingDistanceBound: Sendable {
     /// independent errors) and `σ_v` (m/s).
     public init(originTime t0: Double, velocityChanges: [Double], rangeStandardDeviation sigma: Double,
                 correlationSeconds: Double, velocityPriorStandardDeviation sigmaV: Double = 1) {
-        originTime = t0
         stretchStarts = [t0] + velocityChanges.filter { $0 > t0 }.sorted()
         rangeStandardDeviation = sigma
         self.correlationSeconds = correlationSeconds
