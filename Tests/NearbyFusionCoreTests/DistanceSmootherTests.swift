@@ -177,6 +177,37 @@ struct DistanceSmootherTests {
         }
     }
 
+    /// The user walks toward a still tag 20 m ahead at 1 m/s, ranged at 2 Hz by a radio that
+    /// reads long by about 2 m (a phase-slope estimator) and fails some procedures; the estimate
+    /// has not found the direction, so its fused distance (the reference) creeps up as the user
+    /// walks, 0.15 m/s. Two early misreadings (26 m against 24.6 m) give the filter a rate of
+    /// about +1 m/s, and every range after them, falling with the walk, lies so far below the
+    /// distance that rate carries on that the filter rejects it as an outlier — it dead-reckons
+    /// away from all of them. Three rejected ranges in a row on one side that agree with one
+    /// another restart the filter from them: from 4 s after the walk's start on, the published
+    /// distance lies within 1 m of the latest range. (Without the restart it stood on the
+    /// reference, 8–11 m beyond the ranges, the filter's own distance 20–28 m beyond them.)
+    @Test func aFilterLedAstrayByEarlyMisreadingsReturnsToItsRanges() {
+        let o = Self.options
+        var smoother = DistanceSmoother()
+        var noise = NoiseStream(seed: 7, source: "astray")
+        var worst = 0.0
+        for k in 0..<20 {
+            let t = Double(k) * 0.5
+            let walked = max(0, t - 2)
+            var z: Double? = 20 - walked + 2 + noise.gaussian(standardDeviation: 0.3)
+            if k == 2 || k == 3 { z = 26 }
+            if k == 1 || k == 4 || k == 7 || k == 12 { z = nil }
+            let reference = 24.6 + 0.15 * t
+            let published = smoother.update(at: t, range: z, reference: reference, generation: 0, density: o.rangeErrorDensity,
+                                            variance: o.rangeVariance(measured: z ?? 20), residualIntensity: o.channelSounding.distanceResidualAccelerationIntensity,
+                                            freeIntensity: o.motion.accelerationIntensity, minimumInterval: o.sensors.minimumFusionInterval,
+                                            filter: o.distanceFilter)
+            if t >= 6, let z, let published { worst = max(worst, abs(published - z)) }
+        }
+        #expect(worst < 1, "the published distance stood \(worst) m from the latest range")
+    }
+
     /// A still tag 45 m away whose estimate says so, ranged at 2 Hz (σ 0.15 m) by a radio
     /// that fails most procedures: two ranges come short, 1.8 m and then 2.6 m (an inverse-FFT
     /// estimator's spurious early peaks), 1.5 s apart, and 5 s of failures follow. The two

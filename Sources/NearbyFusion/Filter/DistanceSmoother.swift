@@ -55,6 +55,13 @@ import Foundation
 ///   fused with variance `R/(π w_t)`. A range 5σ short (an inverse-FFT estimator locking on a
 ///   spurious early peak) weighs 0.23 of one on the line; multipath alone only ever explains
 ///   long ones.
+/// - **A filter gone astray starts again**: three ranges in a row fused with a first-pass
+///   weight `π w_t` under 0.05, all on one side of their predicted distances `d⁻`, whose
+///   offsets `zₖ − d⁻ₖ` have a mean `ō` beyond what their own scatter `s` explains,
+///   `|ō| √3 / s ≥ 6.965` (Student's t with two degrees of freedom, 99 %), restart the filter
+///   at `d = d⁻ + ō`, `u = 0`, `P_dd = max(R n/(n − 2), σ₀²)`, `P_uu` a walking pace (the learned
+///   noise kept). A rate taken from a few misreadings would otherwise carry `d` away from
+///   every range that follows, each rejected in turn as an outlier of the prediction.
 /// - **Stale repeats**: a range the object's tracker calls a stale repeat — the last value
 ///   passed on again, where the radio's resolution makes an honest repeat unlikely
 ///   (`ObjectTracker.isStaleRepeat(_:)`) — is no new measurement: it is not fused.
@@ -105,6 +112,20 @@ import Foundation
     /// The last three fused ranges, newest first, metres (`+∞` for one not yet fused: a NaN would
     /// make the smoother unequal to itself).
     var newestRange = Double.infinity, middleRange = Double.infinity, oldestRange = Double.infinity
+
+    /// How many ranges in a row the filter has all but rejected on the side `rejectedRunSide`
+    /// of its predicted distance (+1 long, −1 short), and the last three's offsets `z − d⁻`
+    /// from it, metres, newest first (`restartIfAstray(range:predicted:weight:variance:)`).
+    var rejectedRun = 0
+    var rejectedRunSide: Int8 = 0
+    var newestRejectedOffset = 0.0, middleRejectedOffset = 0.0, oldestRejectedOffset = 0.0
+    /// A range fused with a first-pass weight `π w_t` below this counts as rejected.
+    static let rejectedWeight = 0.05
+    /// Ranges rejected in a row on one side after which the filter may start again.
+    static let rejectedRunLength = 3
+    /// Student's t with two degrees of freedom at 99 % (one-sided): how far the rejected ranges'
+    /// mean must lie from the prediction, in standard errors of their own scatter.
+    static let rejectedRunStudentT = 6.965
 
     /// Whether the ranges have left the reference consistently on the side of `d − ρ`: two of
     /// the last three fused ranges beyond the learned σ on that side.
@@ -197,7 +218,9 @@ import Foundation
             // Ranges that agree to leave the reference (this one and another of the last two
             // beyond √R on one side) show motion, not noise: they teach the noise nothing.
             let leaving = side != 0 && (side == newestSide || side == middleSide)
-            correct(z, density: density, priorVariance: sigma2, filter: filter, learnsNoise: !leaving)
+            let predicted = distance
+            let weight = correct(z, density: density, priorVariance: sigma2, filter: filter, learnsNoise: !leaving)
+            restartIfAstray(range: z, predicted: predicted, weight: weight, variance: sigma2)
             oldestSide = middleSide
             middleSide = newestSide
             newestSide = side
@@ -216,6 +239,41 @@ import Foundation
         return published(reference, at: t, filter: filter)
     }
 
+    /// Notes a range `z` (metres) fused with first-pass weight `π w_t` (`weight`) against the
+    /// predicted distance `d⁻` (`predicted`, metres), and starts the filter again from the
+    /// last ``rejectedRunLength`` `k` ranges when it has gone astray: all `k` all but rejected
+    /// (`π w_t` below ``rejectedWeight``) on one side of their predictions, their offsets
+    /// `oⱼ = zⱼ − d⁻ⱼ` of mean `ō` and sample standard deviation `s` with `|ō| √k / s ≥`
+    /// ``rejectedRunStudentT`` (Student's t with `k − 1` degrees of freedom: the ranges agree
+    /// with one another on a distance the prediction misses). A rate the filter took from a
+    /// few misreadings otherwise carries its distance away from every range that follows,
+    /// each rejected in turn as an outlier of the prediction (a robust filter's divergence);
+    /// gross outliers in a row on one side that also agree with one another are far less
+    /// likely than that, and a radio noisier than learned scatters its ranges too widely to
+    /// pass. Restart: `d = d⁻ + ō`, `u = 0`, `P_dd` the larger of the learned variance and
+    /// `σ₀²` (`variance`, m²), `P_du = 0`, `P_uu` a walking pace; the learned noise and
+    /// correlation are kept.
+    private mutating func restartIfAstray(range z: Double, predicted: Double, weight: Double, variance sigma2: Double) {
+        let side: Int8 = weight < Self.rejectedWeight ? (z > predicted ? 1 : -1) : 0
+        rejectedRun = side == 0 ? 0 : (side == rejectedRunSide ? rejectedRun + 1 : 1)
+        rejectedRunSide = side
+        oldestRejectedOffset = middleRejectedOffset
+        middleRejectedOffset = newestRejectedOffset
+        newestRejectedOffset = z - predicted
+        guard rejectedRun >= Self.rejectedRunLength else { return }
+        let a = newestRejectedOffset, b = middleRejectedOffset, c = oldestRejectedOffset
+        let mean = (a + b + c) / 3
+        let spread = (((a - mean) * (a - mean) + (b - mean) * (b - mean) + (c - mean) * (c - mean)) / 2).squareRoot()
+        guard abs(mean) * Double(Self.rejectedRunLength).squareRoot() >= Self.rejectedRunStudentT * spread else { return }
+        distance = predicted + mean
+        rate = 0
+        pdd = max(learnedVariance, sigma2)
+        pdu = 0
+        puu = Self.initialRateVariance
+        rejectedRun = 0
+        rejectedRunSide = 0
+    }
+
     /// `d = z`, `P_dd = σ₀²`, `u = 0`, `P_uu` a walking pace; the noise posterior at its prior.
     private mutating func start(at t: Double, range z: Double, variance sigma2: Double, filter: FusionOptions.DistanceFilter) {
         noiseShape = max(filter.noisePriorRanges / 2, 0.25)
@@ -231,6 +289,8 @@ import Foundation
         newestRange = z
         middleRange = .infinity
         oldestRange = .infinity
+        rejectedRun = 0
+        rejectedRunSide = 0
         distance = z
         rate = 0
         pdd = sigma2
@@ -255,9 +315,11 @@ import Foundation
     /// variational-Bayes fixed point, iterated ``noiseIterations`` times — the noise from the
     /// update's residual, the update again with that noise — as one pass from a noise too small
     /// leaves the residual small too, and a noisier radio than configured is learned too slowly.
+    /// Returns the first pass's weight `π w_t` (0 when it is not finite).
     @inline(__always)
+    @discardableResult
     private mutating func correct(_ z: Double, density: RangeErrorDensity, priorVariance sigma2: Double,
-                                  filter: FusionOptions.DistanceFilter, learnsNoise: Bool) {
+                                  filter: FusionOptions.DistanceFilter, learnsNoise: Bool) -> Double {
         let lower = filter.noiseScaleRange.lowerBound, upper = max(filter.noiseScaleRange.upperBound, lower)
         let priorScale2 = sigma2 / tailFactor
         let phi = min(max(errorCorrelation, 0), min(max(filter.maximumErrorCorrelation, 0), 0.95))
@@ -271,7 +333,7 @@ import Foundation
         var learned = ratePredicted / shape
         var beta = ratePredicted
         var posterior: (d: Double, u: Double, pdd: Double, pdu: Double, puu: Double)?
-        var firstS = 0.0
+        var firstS = 0.0, firstWeight = 0.0
         for iteration in 0..<(learnsNoise ? Self.noiseIterations : 1) {
             let scale2 = min(max(learned, lower * lower * priorScale2), upper * upper * priorScale2)
             let r = scale2 * (1 + phi) / (1 - phi)
@@ -280,6 +342,7 @@ import Foundation
             let inlier = density.inlier(nu, variance: s)
             let lineOfSight = inlier / (inlier + density.notInlier(nu, variance: s))
             let weight = lineOfSight * (n + 1) / (n + nu * nu / s)
+            if iteration == 0 { firstWeight = weight.isFinite ? weight : 0 }
             guard weight >= 1e-3, weight.isFinite else { break }
             let denominator = pdd + r / weight
             let kd = pdd / denominator, ku = pdu / denominator
@@ -300,12 +363,13 @@ import Foundation
             }
             lastNormalisedInnovation = e
         }
-        guard let posterior else { return }
+        guard let posterior else { return firstWeight }
         (distance, rate, pdd, pdu, puu) = posterior
         if learnsNoise {
             noiseShape = shape + 0.5
             noiseRate = beta
         }
+        return firstWeight
     }
 
     /// Passes of the variational-Bayes update per range.
