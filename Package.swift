@@ -102,7 +102,8 @@ let package = Package(
         /// the harness sets `NISession.defaultDataSource`), run on a recording and a peer link.
         .testTarget(
             name: "AppleStyleAppTests",
-            dependencies: ["NearbyFusion", "NearbyFusionSession", "NearbyFusionSimulatedSources", "NearbyFusionSimulation", "ARKit"]
+            dependencies: ["NearbyFusion", "NearbyFusionSession", "NearbyFusionSimulatedSources", "NearbyFusionSimulation", "ARKit",
+                           "TestHelpers"]
         ),
         /// What the test targets share: the package's paths, running the built commands, a
         /// scratch folder. Not a product.

@@ -6,9 +6,10 @@ import NearbyFusion
 import NearbyFusionSession
 import NearbyFusionSimulatedSources
 import NearbyFusionSimulation
+import TestHelpers
 import Testing
 
-@Suite("An app written for Apple's Nearby Interaction", .serialized)
+@Suite("An app written for Apple's Nearby Interaction", .serialized, HoldsSessionSlots())
 struct AppleStyleAppTests {
     static let datasets = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Datasets")

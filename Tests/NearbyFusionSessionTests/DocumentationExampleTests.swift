@@ -40,19 +40,23 @@ struct DocumentationExampleTests {
     }
 
     /// The event-stream loop of the session's migration article ends at the convergence it waits for.
+    /// (It holds ``SessionSlots``: the session-limit test fills every slot now and then.)
     @Test func theSessionEventLoopEnds() async throws {
-        let session = NISession(source: try RecordingSource(path: Self.path("Datasets/coached-sweep.jsonl")))
-        let configuration = try NINearbyAccessoryConfiguration(data: NINearbyAccessoryConfiguration.data(forAccessory: "tag"))
-        configuration.isCameraAssistanceEnabled = true
-        session.run(configuration)
-        var converged = false
-        for await event in session.events {
-            if case .didUpdateAlgorithmConvergence(let convergence, _?) = event, case .converged = convergence.status {
-                converged = true
-                break
+        let converged = try await SessionSlots.exclusively { () async throws -> Bool in
+            let session = NISession(source: try RecordingSource(path: Self.path("Datasets/coached-sweep.jsonl")))
+            let configuration = try NINearbyAccessoryConfiguration(data: NINearbyAccessoryConfiguration.data(forAccessory: "tag"))
+            configuration.isCameraAssistanceEnabled = true
+            session.run(configuration)
+            var converged = false
+            for await event in session.events {
+                if case .didUpdateAlgorithmConvergence(let convergence, _?) = event, case .converged = convergence.status {
+                    converged = true
+                    break
+                }
             }
+            session.invalidate()
+            return converged
         }
-        session.invalidate()
         #expect(converged)
     }
 }

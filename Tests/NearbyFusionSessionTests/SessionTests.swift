@@ -30,7 +30,7 @@ extension NISessionEvent {
 }
 
 /// The session API. Serialized: the limit on active sessions is process-wide.
-@Suite("Session API", .serialized)
+@Suite("Session API", .serialized, HoldsSessionSlots())
 struct SessionTests {
     static func pose(_ t: Double, x: Double = 0) -> SourceEvent {
         .pose(DevicePose(timestamp: t, positionInWorld: Vector3(x, 1.4, 0), worldFromDevice: .identity))
@@ -375,9 +375,11 @@ struct SessionTests {
     }
 
     @Test func tooManyRunningSessionsExceedTheLimit() async throws {
-        // The limit is process-wide, and other test targets' suites (the Apple-style app) run in
-        // this process at the same time and may hold a slot for a moment: an attempt that
-        // meets one of them is discarded and retried; the assertions hold on an uncontended one.
+        // The limit is process-wide, and other suites (the Apple-style app, the documentation's
+        // session loop) run in this process at the same time: while this test holds every slot
+        // their sessions would be refused, so they take turns (`HoldsSessionSlots`). A session
+        // another test ended may still hold its slot for a moment: an attempt that meets one is
+        // discarded and retried; the assertions hold on an uncontended one.
         var delegates: [RecordingDelegate] = []
         for _ in 0..<200 {   // up to 10 s
             var sessions: [NISession] = []
