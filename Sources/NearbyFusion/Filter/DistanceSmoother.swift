@@ -317,7 +317,6 @@ import Foundation
     /// leaves the residual small too, and a noisier radio than configured is learned too slowly.
     /// Returns the first pass's weight `π w_t` (0 when it is not finite).
     @inline(__always)
-    @discardableResult
     private mutating func correct(_ z: Double, density: RangeErrorDensity, priorVariance sigma2: Double,
                                   filter: FusionOptions.DistanceFilter, learnsNoise: Bool) -> Double {
         let lower = filter.noiseScaleRange.lowerBound, upper = max(filter.noiseScaleRange.upperBound, lower)
