@@ -113,11 +113,10 @@ import Foundation
     /// make the smoother unequal to itself).
     var newestRange = Double.infinity, middleRange = Double.infinity, oldestRange = Double.infinity
 
-    /// How many ranges in a row the filter has all but rejected on the side `rejectedRunSide`
-    /// of its predicted distance (+1 long, −1 short), and the last three's offsets `z − d⁻`
+    /// How many ranges in a row the filter has all but rejected on one side of its predicted
+    /// distance (the side of `newestRejectedOffset`), and the last three ranges' offsets `z − d⁻`
     /// from it, metres, newest first (`restartIfAstray(range:predicted:weight:variance:)`).
     var rejectedRun = 0
-    var rejectedRunSide: Int8 = 0
     var newestRejectedOffset = 0.0, middleRejectedOffset = 0.0, oldestRejectedOffset = 0.0
     /// A range fused with a first-pass weight `π w_t` below this counts as rejected.
     static let rejectedWeight = 0.05
@@ -254,9 +253,8 @@ import Foundation
     /// `σ₀²` (`variance`, m²), `P_du = 0`, `P_uu` a walking pace; the learned noise and
     /// correlation are kept.
     private mutating func restartIfAstray(range z: Double, predicted: Double, weight: Double, variance sigma2: Double) {
-        let side: Int8 = weight < Self.rejectedWeight ? (z > predicted ? 1 : -1) : 0
-        rejectedRun = side == 0 ? 0 : (side == rejectedRunSide ? rejectedRun + 1 : 1)
-        rejectedRunSide = side
+        let onTheRunsSide = rejectedRun > 0 && (newestRejectedOffset > 0) == (z > predicted)
+        rejectedRun = weight < Self.rejectedWeight ? (onTheRunsSide ? rejectedRun + 1 : 1) : 0
         oldestRejectedOffset = middleRejectedOffset
         middleRejectedOffset = newestRejectedOffset
         newestRejectedOffset = z - predicted
@@ -271,7 +269,6 @@ import Foundation
         pdu = 0
         puu = Self.initialRateVariance
         rejectedRun = 0
-        rejectedRunSide = 0
     }
 
     /// `d = z`, `P_dd = σ₀²`, `u = 0`, `P_uu` a walking pace; the noise posterior at its prior.
@@ -290,7 +287,6 @@ import Foundation
         middleRange = .infinity
         oldestRange = .infinity
         rejectedRun = 0
-        rejectedRunSide = 0
         distance = z
         rate = 0
         pdd = sigma2
