@@ -390,6 +390,39 @@ struct DistanceSmootherTests {
         #expect(late < 0.02, "stale copies moved the published distance \(late) m from the failed session's")
     }
 
+    /// A radio four to twelve times noisier than configured (the round-trip-time profile, σ
+    /// 1.6–4.6 m against 0.38 m; a still tag 5–45 m away, seeds 1–9) is known as such within
+    /// seconds: at its tenth range the published distance's filter weighs its ranges with at
+    /// least three quarters of the radio's own σ at that distance in the median run — the
+    /// floor its ranges' own scatter sets. Learned from the innovations alone it was under
+    /// half (the ranges that would have taught it were weighed as outliers).
+    @Test func aNoisierRadiosNoiseIsKnownFromItsScatterWithinSeconds() throws {
+        let model = ChannelSoundingModel.roundTripTime
+        var ratios: [Double] = []
+        for seed: UInt64 in 1...9 {
+            let scenario = ScenarioCatalogue.channelSoundingProfileStill(seed: seed, stem: "cs-rtt", model: model)
+            var engine = FusionEngine(capabilities: .phone)
+            let tag = engine.register(objectID: "tag", ranging: .bluetoothChannelSounding)
+            var ranges = 0
+            for event in Simulator.events(for: scenario) {
+                switch event {
+                case .pose(let p): _ = engine.ingest(p)
+                case .uwb(_, let m):
+                    _ = engine.ingest(m, for: tag)
+                    if m.distance != nil { ranges += 1 }
+                default: break
+                }
+                if ranges == 10 { break }
+            }
+            let filter = try #require(engine.snapshot(tag).distanceFilter)
+            // The tag stands straight ahead of the phone: its distance is its depth.
+            let distance = -(try #require(scenario.objects.first)).positionInWorld.z
+            ratios.append(filter.learnedVariance.squareRoot() / model.rangeStandardDeviation(atDistance: distance, shadowing: 0))
+        }
+        let median = try #require(Statistics.quantile(ratios, 0.5))
+        #expect(median >= 0.75, "σ in use over the radio's at the tenth range: \(ratios.map { String(format: "%.2f", $0) })")
+    }
+
     /// The radio profiles of real Channel Sounding logs, still tag (seeds 1–9: 5 m to 45 m):
     /// the round-trip-time radio's published distance has a p95 error below 0.6× its ranges'
     /// and a median below 0.55× theirs (with the noise taken as configured it was 2.3× theirs

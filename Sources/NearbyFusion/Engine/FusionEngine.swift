@@ -141,7 +141,8 @@ public struct FusionEngine: Sendable {
                                    assessment: o.coaching.lastAssessment, kinematics: o.phase == .tracking ? o.motion.combined : nil,
                                    movingProbability: o.phase == .tracking ? o.motion.movingProbability : nil,
                                    rangeVarianceScale: o.rangeVarianceScale, windowPasses: o.windowPasses,
-                                   windowEntriesLinearised: o.windowEntriesLinearised)
+                                   windowEntriesLinearised: o.windowEntriesLinearised,
+                                   distanceFilter: o.ranging == .bluetoothChannelSounding ? o.distanceSmoother : nil)
     }
 
     // MARK: Poses

@@ -217,6 +217,23 @@ extension ObjectTracker {
         learnChannelSoundingRangeNoise(at: t, antennaInWorld: antennaInWorld, pose: pose, context: context)
     }
 
+    /// The least range variance, m², that a still Channel Sounding object's ranges' own scatter
+    /// allows: the published distance's noise floor (``DistanceSmoother``), which does not
+    /// depend on any filter's prediction. From `ℓ`, the mean of `ln(d²/6)` over the ranges'
+    /// second differences `d` (`noteChannelSoundingRange(_:at:antennaInWorld:pose:context:)`),
+    /// `σ̂² = exp(ℓ + γ + ln 2) · 6/(6 − 8φ + 2φ²)` (`φ` the radio's lag-one error correlation,
+    /// ``FusionOptions/ChannelSounding/errorCorrelation``), taken one standard deviation of its
+    /// own logarithm low: `σ̂² · 2^{−s}`, `s = π/(√2 ln 2 √min(n, 39))` over `n` differences — the
+    /// least noise the scatter allows, as `learnChannelSoundingRangeNoise` reads it. 0 before
+    /// five differences (and for any other object: no scatter is kept for it this way).
+    var rangeScatterVarianceFloor: Double {
+        guard ranging == .bluetoothChannelSounding, !mayMove, rangeScatterCount >= 5 else { return 0 }
+        // γ + ln 2, then `log₂(6/(6 − 8φ + 2φ²))` in nats, less `s` in nats.
+        let spread = 3.204862591065631 / Double(min(rangeScatterCount, 39)).squareRoot()
+        return exp(rangeLogScatter + 0.5772156649015329 + 0.6931471805599453
+                   + (optionsBox.correlatedScatterCorrection - spread) * 0.6931471805599453)
+    }
+
     /// Learns the range noise of a Channel Sounding object from its ranges' scatter: a radio
     /// far noisier than ``FusionOptions/ChannelSounding/rangeStandardDeviation`` `σ₀` (a
     /// round-trip-time estimator's σ is 1.6–4.6 m) is trusted as much as it deserves — by its

@@ -17,7 +17,8 @@ extension ObjectTracker {
             at: t, range: usable, isStaleRepeat: isStaleRepeat, reference: reference, generation: estimateGeneration,
             density: optionsBox.rangeErrorDensity, variance: options.rangeVariance(measured: usable ?? 0),
             residualIntensity: options.channelSounding.distanceResidualAccelerationIntensity, freeIntensity: options.motion.accelerationIntensity,
-            minimumInterval: options.sensors.minimumFusionInterval, filter: options.distanceFilter) ?? estimate.distance
+            minimumInterval: options.sensors.minimumFusionInterval, filter: options.distanceFilter,
+            varianceFloor: rangeScatterVarianceFloor) ?? estimate.distance
     }
 
     /// The motion that publishes the output asked for soonest (`MotionGuidance.best`,

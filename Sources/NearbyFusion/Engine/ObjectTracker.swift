@@ -343,4 +343,7 @@ public struct ObjectStateSnapshot: Sendable {
     /// about ten times one over 16, which ``windowPasses`` does not show. Counted the same on
     /// every machine.
     public var windowEntriesLinearised = 0
+    /// A Channel Sounding object's published-distance filter (its learned noise among it,
+    /// ``DistanceSmoother/learnedVariance``); `nil` for any other object (`@_spi(Internals)`).
+    @_spi(Internals) public var distanceFilter: DistanceSmoother?
 }

@@ -78,6 +78,14 @@ import Foundation
 ///   weighed as such within about `1/(1 − λ)` ranges. A range that agrees with another of the
 ///   last two to leave the reference (both beyond `√(R n/(n − 2))` on one side) shows motion, not
 ///   noise: it is fused once, with the noise as it stands, and teaches the noise nothing.
+/// - **A noise floor from the ranges' own scatter**: the variational-Bayes estimate learns
+///   from innovations, and a filter that believes the radio quieter than it is weighs the
+///   ranges that would teach it otherwise as outliers (`π w_t` small), so it learns slowly
+///   just when it matters. A floor that does not depend on the filter's prediction may be
+///   given — the object's ranges' own scatter, from their second differences (the tracker
+///   keeps it) — and the variance in use is then `max(R n/(n − 2), σ²_floor)`: in the gain
+///   (`R ≥ σ²_floor (n − 2)/n`), in the test that the ranges leave the reference and in a
+///   restart.
 /// - **Correlated errors**: `φ = ⟨eₖ eₖ₋₁⟩ / ⟨eₖ²⟩` over the normalised innovations
 ///   `eₖ = νₖ/√sₖ` (clamped to ±3) with the same forgetting, kept in
 ///   `[0,` ``FusionOptions/DistanceFilter/maximumErrorCorrelation`` `]`; each range is fused with
@@ -150,8 +158,12 @@ import Foundation
     var tailFactor = 1.0
     /// The learned scale² of the Student-t range error, `R = β/α`, m² (before the correlation's inflation).
     public var learnedScaleSquared: Double { noiseShape > 0 ? noiseRate / noiseShape : 0 }
-    /// The learned variance of a range, `R n/(n − 2)`, m²: the radio's noise as the filter sees it.
-    public var learnedVariance: Double { learnedScaleSquared * tailFactor }
+    /// The learned variance of a range, m²: `R n/(n − 2)`, at least ``varianceFloor`` — the
+    /// radio's noise as the filter sees it.
+    public var learnedVariance: Double { max(learnedScaleSquared * tailFactor, varianceFloor) }
+    /// The least range variance the filter uses, m², as given at its last update (the ranges'
+    /// own scatter; 0: none).
+    public private(set) var varianceFloor = 0.0
 
     /// The estimated lag-1 correlation of consecutive range errors.
     public var errorCorrelation: Double { correlationPower > 0 ? correlationProduct / correlationPower : 0 }
@@ -182,10 +194,13 @@ import Foundation
     ///   - freeIntensity: `q` without one, m²/s³.
     ///   - minimumInterval: ranges sooner than this after the last fused one are not fused, seconds.
     ///   - filter: the noise learning and the robust weights.
+    ///   - floor: the least range variance to use, m², whatever the noise learned from the
+    ///     innovations (the ranges' own scatter); 0 (or not finite): none.
     public mutating func update(at t: Double, range: Double?, isStaleRepeat: Bool = false, reference: Double?, generation: Int,
                                 density: RangeErrorDensity, variance sigma2: Double,
                                 residualIntensity: Double, freeIntensity: Double, minimumInterval: Double,
-                                filter: FusionOptions.DistanceFilter = .init()) -> Double? {
+                                filter: FusionOptions.DistanceFilter = .init(), varianceFloor floor: Double = 0) -> Double? {
+        varianceFloor = floor.isFinite ? max(floor, 0) : 0
         defer {
             lastReference = reference
             lastGeneration = generation
@@ -329,8 +344,10 @@ import Foundation
         var beta = ratePredicted
         var posterior: (d: Double, u: Double, pdd: Double, pdu: Double, puu: Double)?
         var firstS = 0.0, firstWeight = 0.0
+        // The scale² in use is at least the floor's, `σ²_floor (n − 2)/n`.
+        let floorScale2 = varianceFloor / tailFactor
         for iteration in 0..<(learnsNoise ? Self.noiseIterations : 1) {
-            let scale2 = min(max(learned, lower * lower * priorScale2), upper * upper * priorScale2)
+            let scale2 = max(min(max(learned, lower * lower * priorScale2), upper * upper * priorScale2), floorScale2)
             let r = scale2 * (1 + phi) / (1 - phi)
             let s = pdd + r
             if iteration == 0 { firstS = s }
