@@ -229,10 +229,14 @@ extension ObjectTracker {
     var rangeScatterVarianceFloor: Double {
         guard ranging == .bluetoothChannelSounding, !mayMove, rangeScatterCount >= 5 else { return 0 }
         // γ + ln 2, then `log₂(6/(6 − 8φ + 2φ²))` in nats, less `s` in nats.
-        let spread = 3.204862591065631 / Double(min(rangeScatterCount, 39)).squareRoot()
         return exp(rangeLogScatter + 0.5772156649015329 + 0.6931471805599453
-                   + (optionsBox.correlatedScatterCorrection - spread) * 0.6931471805599453)
+                   + (optionsBox.correlatedScatterCorrection - rangeLogScatterSpread) * 0.6931471805599453)
     }
+
+    /// `s = π/(√2 ln 2 √min(n, 39))`: the standard deviation, in `log₂`, of the range variance
+    /// read from `ℓ` over `n` second differences (one `ln z²` has standard deviation `π/√2`;
+    /// 39 is the exponential average's effective count, `(2 − g)/g` for its gain `g = 0.05`).
+    var rangeLogScatterSpread: Double { 3.204862591065631 / Double(min(rangeScatterCount, 39)).squareRoot() }
 
     /// Learns the range noise of a Channel Sounding object from its ranges' scatter: a radio
     /// far noisier than ``FusionOptions/ChannelSounding/rangeStandardDeviation`` `σ₀` (a
@@ -278,8 +282,7 @@ extension ObjectTracker {
         let independent = (rangeLogScatter + 0.5772156649015329 + 0.6931471805599453 - 2 * log(s0)) * 1.4426950408889634
         // `log₂ ρ_φ`: the second differences of errors correlated `φ` have variance `(6 − 8φ + 2φ²) σ²`.
         let exponent = independent + optionsBox.correlatedScatterCorrection
-        // π/(√2 ln 2) = 3.2050…: one `ln z²`'s standard deviation in `log₂`.
-        let spread = 3.204862591065631 / Double(min(rangeScatterCount, 39)).squareRoot()
+        let spread = rangeLogScatterSpread
         guard abs(exponent - Double(rangeNoiseLevel)) >= 0.75 + spread else { return }
         let level = independent - 2 * spread >= 1.5 ? max(2, min(8, Int(exponent.rounded())))
             : rangeScatterCount >= 20 && exponent + spread <= -1 ? max(-3, min(-1, Int(exponent.rounded()))) : 0
