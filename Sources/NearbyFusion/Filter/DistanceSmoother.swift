@@ -39,9 +39,11 @@ import Foundation
 ///   side of `d − ρ`: a distance is
 ///   believed to have left the estimate's only when several ranges agree, so one misreading
 ///   (and the rate it suggests, through the failed procedures after it) moves nothing. And
-///   never beyond every range it has: on the side of `d − ρ`, at most the furthest of `ρ` and
-///   the last three fused ranges (the rate that two misreadings leave in `u` would carry `d`
-///   past both). `d` while there is no reference.
+///   never beyond every range it has, nor further than two of them support: on the side of
+///   `d − ρ`, at most the furthest of `ρ` and the last three fused ranges (the rate that two
+///   misreadings leave in `u` would carry `d` past both), and at most one learned σ past the
+///   second furthest of those ranges (one far range among them — a noisy radio's — does not
+///   set how far the distance goes). `d` while there is no reference.
 /// - **No motion the ranges do not show**: under a reference, `d` is published as
 ///   `d̃ = d − u · max(0, t − t_r − H)`, `t_r` the time of the last fused range and `H`
 ///   ``FusionOptions/DistanceFilter/rateHorizonSeconds``: through a longer gap the rate stops
@@ -143,14 +145,6 @@ import Foundation
         if middleSide == side { count += 1 }
         if oldestSide == side { count += 1 }
         return count >= 2
-    }
-
-    /// The further of `bound` and `r` (metres) in the direction `up` (larger) or down; `bound`
-    /// when `r` is not finite (a range not yet fused).
-    @inline(__always)
-    static func furthest(_ bound: Double, _ r: Double, up: Bool) -> Double {
-        guard r.isFinite else { return bound }
-        return up ? max(bound, r) : min(bound, r)
     }
 
     /// `n/(n − 2)`: the variance of a Student-t error of unit scale with `n` degrees of
@@ -389,8 +383,9 @@ import Foundation
 
     /// `ρ + g (d̃ − ρ)`, `g = clamp((|d̃ − ρ|/√P_dd − 1)/1.5, 0, 1)`, once the ranges agree to
     /// leave `ρ`, with `d̃ = d − u · max(0, t − t_r − H)` (the rate held to its horizon), and
-    /// on the side of `d̃ − ρ` at most the furthest of `ρ` and the last three fused ranges; `d`
-    /// without a reference.
+    /// on the side of `d̃ − ρ` at most the furthest of `ρ` and the last three fused ranges and
+    /// at most one learned σ past the second furthest of them (``leavingBound(_:_:_:_:sigma:up:)``);
+    /// `d` without a reference.
     @inline(__always)
     private func published(_ reference: Double?, at t: Double, filter: FusionOptions.DistanceFilter) -> Double {
         guard let rho = reference else { return distance }
@@ -403,13 +398,43 @@ import Foundation
         let difference = shown - rho
         guard rangesAgreeToLeave(difference) else { return rho }
         let g = min(max((abs(difference) / max(pdd, 1e-12).squareRoot() - 1) / 1.5, 0), 1)
-        // Never beyond every range it has (nor the reference): on the side it leaves to, at most
-        // the furthest of `ρ` and the last three fused ranges.
+        // Never beyond every range it has (nor the reference), nor more than one learned σ beyond
+        // what two of them support: on the side it leaves to, at most the furthest of `ρ` and the
+        // last three fused ranges, and at most σ past the second furthest of those ranges.
         let up = difference > 0
-        var furthest = Self.furthest(rho, newestRange, up: up)
-        furthest = Self.furthest(furthest, middleRange, up: up)
-        furthest = Self.furthest(furthest, oldestRange, up: up)
-        let value = up ? min(rho + g * difference, furthest) : max(rho + g * difference, furthest)
+        let bound = Self.leavingBound(rho, newestRange, middleRange, oldestRange, sigma: max(learnedVariance, 1e-12).squareRoot(), up: up)
+        let value = up ? min(rho + g * difference, bound) : max(rho + g * difference, bound)
         return value.isFinite ? value : rho
+    }
+
+    /// How far, on the side `up` (larger) or down, the published distance may go: the furthest
+    /// of `rho` and the ranges `a`, `b`, `c` (metres; one not yet fused is not finite and left
+    /// out), but with two or more ranges no further than `sigma` (metres) past the second
+    /// furthest of them — and never short of `rho`. One range alone, however far, does not set
+    /// how far the distance goes.
+    @inline(__always)
+    static func leavingBound(_ rho: Double, _ a: Double, _ b: Double, _ c: Double, sigma: Double, up: Bool) -> Double {
+        // The ranges in the side's orientation (`+r` up, `−r` down): the largest two.
+        var first = -Double.infinity, second = -Double.infinity
+        rank(a, up: up, first: &first, second: &second)
+        rank(b, up: up, first: &first, second: &second)
+        rank(c, up: up, first: &first, second: &second)
+        let oriented = up ? rho : -rho
+        var bound = max(oriented, first)
+        if second.isFinite { bound = min(bound, max(oriented, second + sigma)) }
+        return up ? bound : -bound
+    }
+
+    /// Ranks a finite range `r` (metres), in the side's orientation, among the largest two so far.
+    @inline(__always)
+    private static func rank(_ r: Double, up: Bool, first: inout Double, second: inout Double) {
+        guard r.isFinite else { return }
+        let x = up ? r : -r
+        if x > first {
+            second = first
+            first = x
+        } else if x > second {
+            second = x
+        }
     }
 }
