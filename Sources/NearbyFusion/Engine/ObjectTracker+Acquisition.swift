@@ -228,10 +228,13 @@ extension ObjectTracker {
     /// five differences (and for any other object: no scatter is kept for it this way).
     var rangeScatterVarianceFloor: Double {
         guard ranging == .bluetoothChannelSounding, !mayMove, rangeScatterCount >= 5 else { return 0 }
-        // γ + ln 2, then `log₂(6/(6 − 8φ + 2φ²))` in nats, less `s` in nats.
-        return exp(rangeLogScatter + 0.5772156649015329 + 0.6931471805599453
-                   + (optionsBox.correlatedScatterCorrection - rangeLogScatterSpread) * 0.6931471805599453)
+        // `log₂(6/(6 − 8φ + 2φ²))` less `s`, in nats.
+        return exp(rangeScatterLogVariance + (optionsBox.correlatedScatterCorrection - rangeLogScatterSpread) * 0.6931471805599453)
     }
+
+    /// `ln σ̂² = ℓ + γ + ln 2`: the range variance, m², the second differences give read as
+    /// independent errors (`γ + ln 2` is minus the mean of `ln z²` for a standard normal `z`).
+    var rangeScatterLogVariance: Double { rangeLogScatter + 0.5772156649015329 + 0.6931471805599453 }
 
     /// `s = π/(√2 ln 2 √min(n, 39))`: the standard deviation, in `log₂`, of the range variance
     /// read from `ℓ` over `n` second differences (one `ln z²` has standard deviation `π/√2`;
@@ -278,8 +281,8 @@ extension ObjectTracker {
     mutating func learnChannelSoundingRangeNoise(at t: Double, antennaInWorld a: Vector3, pose: DevicePose, context: Context) {
         let s0 = optionsBox.options.sensors.rangeStandardDeviation
         guard rangeScatterCount >= 5, s0 > 0 else { return }
-        // γ + ln 2: minus the mean of ln z² for a standard normal z; `log₂ ρ = (ℓ + γ + ln 2 − ln σ₀²)/ln 2`.
-        let independent = (rangeLogScatter + 0.5772156649015329 + 0.6931471805599453 - 2 * log(s0)) * 1.4426950408889634
+        // `log₂ ρ = (ℓ + γ + ln 2 − ln σ₀²)/ln 2`.
+        let independent = (rangeScatterLogVariance - 2 * log(s0)) * 1.4426950408889634
         // `log₂ ρ_φ`: the second differences of errors correlated `φ` have variance `(6 − 8φ + 2φ²) σ²`.
         let exponent = independent + optionsBox.correlatedScatterCorrection
         let spread = rangeLogScatterSpread
