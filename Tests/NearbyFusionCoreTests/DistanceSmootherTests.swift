@@ -132,8 +132,8 @@ struct DistanceSmootherTests {
         // raw ranges' (it stood 0.5 m off, twice theirs, with the still estimate's distance
         // alone, held until the trend test restarted it), and it lags the truth by at most
         // 0.45 s in the median run of these eight (`accuracy` judges 0.3 s over 50): a motion
-        // is believed once two of three ranges agree on it, so the first range of a carry, like
-        // a lone short misreading, moves nothing.
+        // is believed once the newest range and another of the last three agree on it, so the
+        // first range of a carry, like a lone short misreading, moves nothing.
         var raw: [Double] = [], published: [Double] = [], lags: [Double] = []
         for seed: UInt64 in 1...8 {
             let run = ScenarioRun(ScenarioCatalogue.channelSoundingCarried(seed: seed))
@@ -253,6 +253,35 @@ struct DistanceSmootherTests {
         let walked = run(carried)
         #expect(walked.filterDrift > 2, "carried through the gap, the filter walked \(walked.filterDrift) m")
         #expect(walked.least >= 42.4, "published \(walked.least) m, past the shorter misreading")
+    }
+
+    /// A still tag 45 m away whose estimate says so, ranged at 2 Hz (σ 0.15 m) by a radio that
+    /// fails most procedures: two ranges come 2 m and 3 m short (an inverse-FFT estimator's
+    /// spurious early peaks) with failures between them, then, after more failures, a range back
+    /// on 45 m. The two agree to leave the estimate, and the published distance steps toward
+    /// them; the range back on the estimate's distance brings it back there at once. (When any
+    /// two of the last three ranges were enough to leave, the two short ones still held it
+    /// about a metre short.)
+    @Test func aRangeBackOnTheEstimateUndoesTwoShortMisreadings() {
+        let o = Self.options
+        var smoother = DistanceSmoother()
+        var noise = NoiseStream(seed: 11, source: "range-back")
+        var stepped: Double?, back: Double?
+        for k in 0..<40 {
+            let t = Double(k) * 0.5
+            var z: Double? = 45 + noise.gaussian(standardDeviation: 0.15)
+            if k == 20 { z = 43 }
+            if k == 23 { z = 42 }
+            if (21..<23).contains(k) || (24..<27).contains(k) { z = nil }
+            let published = smoother.update(at: t, range: z, reference: 45, generation: 0, density: o.rangeErrorDensity,
+                                            variance: o.rangeVariance(measured: 45), residualIntensity: o.channelSounding.distanceResidualAccelerationIntensity,
+                                            freeIntensity: o.motion.accelerationIntensity, minimumInterval: o.sensors.minimumFusionInterval,
+                                            filter: o.distanceFilter)
+            if k == 23 { stepped = published }
+            if k == 27 { back = published }
+        }
+        #expect(stepped.map { $0 < 44.5 } == true, "the two short ranges did not move the published distance: \(String(describing: stepped))")
+        #expect(back.map { abs($0 - 45) < 0.05 } == true, "published \(String(describing: back)) m after a range back on 45 m")
     }
 
     /// A still tag 25 m away whose estimate says so, ranged at 2 Hz by a round-trip-time-like

@@ -34,11 +34,12 @@ import Foundation
 ///   `P ← P⁻ − k e₁ᵀ P⁻` (skipped when `π w_t < 10⁻³`).
 /// - **Published**: `ρ + g (d − ρ)` with `g = clamp((|d − ρ| / √P_dd − 1) / 1.5, 0, 1)` —
 ///   the reference while the filter's distance lies within 1σ of it, the filter's beyond 2.5σ,
-///   a linear ramp between (no jump when the evidence turns) — but the reference alone until
-///   two of the last three fused ranges lie beyond the learned σ, `√(R n/(n − 2))`, on the
-///   side of `d − ρ`: a distance is
-///   believed to have left the estimate's only when several ranges agree, so one misreading
-///   (and the rate it suggests, through the failed procedures after it) moves nothing. And
+///   a linear ramp between (no jump when the evidence turns) — but the reference alone unless
+///   the newest fused range and another of the last three lie beyond the learned σ,
+///   `√(R n/(n − 2))`, on the side of `d − ρ`: a distance is believed to have left the
+///   estimate's only when several ranges agree, the newest among them, so one misreading (and
+///   the rate it suggests, through the failed procedures after it) moves nothing, and two that
+///   a range back on the estimate's distance contradicts move nothing more. And
 ///   never beyond every range it has, nor further than two of them support: on the side of
 ///   `d − ρ`, at most the furthest of `ρ` and the last three fused ranges (the rate that two
 ///   misreadings leave in `u` would carry `d` past both), and at most one learned σ past the
@@ -136,15 +137,11 @@ import Foundation
     /// mean must lie from the prediction, in standard errors of their own scatter.
     static let rejectedRunStudentT = 6.965
 
-    /// Whether the ranges have left the reference consistently on the side of `d − ρ`: two of
-    /// the last three fused ranges beyond the learned σ on that side.
+    /// Whether the ranges have left the reference consistently on the side of `d − ρ`: the
+    /// newest fused range and another of the last three beyond the learned σ on that side.
     func rangesAgreeToLeave(_ difference: Double) -> Bool {
         let side: Int8 = difference > 0 ? 1 : -1
-        var count = 0
-        if newestSide == side { count += 1 }
-        if middleSide == side { count += 1 }
-        if oldestSide == side { count += 1 }
-        return count >= 2
+        return newestSide == side && (middleSide == side || oldestSide == side)
     }
 
     /// `n/(n − 2)`: the variance of a Student-t error of unit scale with `n` degrees of
