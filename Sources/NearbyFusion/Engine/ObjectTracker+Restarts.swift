@@ -142,21 +142,20 @@ extension ObjectTracker {
     /// and published further off for longer.
     ///
     /// - Parameters:
-    ///   - radiusMetres: the sphere tiled: the median of the rejected ranges (after a run of
-    ///     them, see `medianRejectedRange`), or the bank's own distance (after ranges that ran
-    ///     long, a multipath burst's maybe).
+    ///   - radiusMetres: the sphere tiled: the median of the rejected ranges of the run that
+    ///     called for it (see `medianRejectedRange`).
     ///   - range: the range, metres, measured from the entry's antenna, that the re-solved bank
-    ///     must explain (the tiled median, or the entry's own range).
-    ///   - excess: how much longer than the bank's distance the range may read and still be
-    ///     explained, metres (``bankExplains(_:from:options:longBy:)``): the radio's largest
-    ///     multipath excess after ranges that ran long, 0 otherwise.
-    mutating func retile(from entry: WindowEntry, radiusMetres: Double, explaining range: Double, longBy excess: Double = 0,
+    ///     must explain (the tiled median).
+    ///
+    /// (A trend of innovations re-solves the bank at its own distance and judges it by the
+    /// trend's ranges instead: see `fuse` and `TrendRanges`.)
+    mutating func retile(from entry: WindowEntry, radiusMetres: Double, explaining range: Double,
                          pose: DevicePose, pathLength: Double, options o: FusionOptions) -> Bool {
-        // This range is not added to the window: tiled on it, the new tiles' priors hold it (as
-        // a first range is held); tiled at the bank's distance, it is one of the long ones.
+        // This range is not added to the window: the new tiles' priors hold the median it was
+        // tiled on (as a first range is held).
         retile(radiusMetres: radiusMetres, antennaInWorld: entry.antennaInWorld, at: entry.timestamp, pose: pose,
                pathLength: pathLength, options: o)
-        return bankExplains(range, from: entry.antennaInWorld, options: o, longBy: excess)
+        return bankExplains(range, from: entry.antennaInWorld, options: o)
     }
 
     /// Tiles the sphere of `radiusMetres` around the antenna `a` (world frame, metres) afresh,
@@ -177,5 +176,42 @@ extension ObjectTracker {
         estimateGeneration &+= 1
         restarts.clearRejections()
         updatesSinceRefinement = 0
+    }
+}
+
+/// The ranges of a trend of range innovations (`ObjectTracker.movedAwayFromItsRanges(_:options:)`):
+/// the newest range and the (up to) seven latest before it in the window, metres, each with
+/// the antenna position it was measured from (world frame). Fixed-size: read on the update path,
+/// it allocates nothing.
+struct TrendRanges {
+    var ranges = SIMD8<Double>(), x = SIMD8<Double>(), y = SIMD8<Double>(), z = SIMD8<Double>()
+    var count = 0
+
+    /// The entry's range and the seven latest ranges of `window` before it.
+    init(newest entry: WindowEntry, window: MeasurementWindow) {
+        append(entry)
+        for e in window.entries.reversed() where e.hasRange {
+            guard count < 8 else { break }
+            append(e)
+        }
+    }
+
+    private mutating func append(_ e: WindowEntry) {
+        ranges[count] = e.rangeMetres
+        x[count] = e.antennaInWorld.x
+        y[count] = e.antennaInWorld.y
+        z[count] = e.antennaInWorld.z
+        count += 1
+    }
+
+    /// The median, metres, of `rₖ − d(aₖ)` over the trend's ranges, `d(a)` the tracker's fused
+    /// distance from the antenna `a` (`ObjectTracker.fusedDistance(from:)`): how far the trend
+    /// lies beyond the estimate as it now stands.
+    func medianOffset(from tracker: ObjectTracker) -> Double {
+        var offsets = SIMD8<Double>()
+        for k in 0..<count {
+            offsets[k] = ranges[k] - tracker.fusedDistance(from: Vector3(x[k], y[k], z[k]))
+        }
+        return RestartTests.median(offsets, count: count)
     }
 }

@@ -240,6 +240,15 @@ extension ObjectTracker {
                 // probation and check apply: a tag brought closer leaves a re-solved bank that
                 // the window's old ranges hold where it was, which does not explain this range,
                 // and the acquisition starts afresh.
+                // A short trend in place of a radio learned noisier than configured has the
+                // re-solved bank judged by the trend's eight ranges rather than by this one
+                // (`TrendRanges`): their median offset from it, brought to this antenna, must lie
+                // within the gate. Such a radio's single range lies metres off now and then (a σ
+                // of metres, a gate of 2.6σ), and judged alone it started a still tag's
+                // acquisition afresh on itself, the distance published jumping by as much. A
+                // radio as configured and a walk keep this range as the judge (a tag carried off
+                // moves the newest range first), and so does a long trend, whose ranges are set
+                // aside: judged by them, a bank that the rest of the window holds short would stay.
                 if phase == .acquiring, !mayMove, probationRangesLeft == 0 {
                     let runsLong = RestartTests.median(restarts.rangeTrend) > 0
                     let inPlace = pathOverLastRanges(8, pathLength: context.pathLength) <= o.channelSounding.inPlaceTrendPathMetres
@@ -247,8 +256,12 @@ extension ObjectTracker {
                         if runsLong { window.removeLatest(ranges: restarts.rangeTrend.scalarCount - 1) }
                         let excess = runsLong && inPlace && o.gating.rangeMultipathProbability > 0
                             ? max(o.gating.rangeMultipathMaximumExcess, 0) : 0
-                        if retile(from: entry, radiusMetres: fusedDistance(from: a), explaining: entry.rangeMetres, longBy: excess,
-                                  pose: pose, pathLength: context.pathLength, options: o) {
+                        retile(radiusMetres: fusedDistance(from: a), antennaInWorld: a, at: t, pose: pose,
+                               pathLength: context.pathLength, options: o)
+                        let judged = inPlace && !runsLong && rangeNoiseLevel > 0
+                            ? fusedDistance(from: a) + TrendRanges(newest: entry, window: window).medianOffset(from: self)
+                            : entry.rangeMetres
+                        if bankExplains(judged, from: a, options: o, longBy: excess) {
                             probationRangesLeft = o.channelSounding.probationRanges
                             restarts.rangeTrendCount = 0
                             return
