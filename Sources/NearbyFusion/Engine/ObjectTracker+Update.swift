@@ -240,25 +240,28 @@ extension ObjectTracker {
                 // probation and check apply: a tag brought closer leaves a re-solved bank that
                 // the window's old ranges hold where it was, which does not explain this range,
                 // and the acquisition starts afresh.
-                // A short trend in place of a radio learned noisier than configured has the
-                // re-solved bank judged by the trend's eight ranges rather than by this one
-                // (`TrendRanges`): their median offset from it, brought to this antenna, must lie
-                // within the gate. Such a radio's single range lies metres off now and then (a σ
-                // of metres, a gate of 2.6σ), and judged alone it started a still tag's
-                // acquisition afresh on itself, the distance published jumping by as much. A
-                // radio as configured and a walk keep this range as the judge (a tag carried off
-                // moves the newest range first), and so does a long trend, whose ranges are set
-                // aside: judged by them, a bank that the rest of the window holds short would stay.
+                // A radio learned noisier than configured has a trend in place judged by the
+                // trend's eight ranges rather than by this one (`TrendRanges`): the bank is kept if
+                // their median offset from it, brought to this antenna, lies within the gate. Such
+                // a radio's single range lies metres off now and then (a σ of metres, a gate of
+                // 2.6σ), and judged alone it started a still tag's acquisition afresh on itself,
+                // the distance published jumping by as much. A long trend of such a radio is no
+                // sign of a burst (its noise hides an excess of at most L) and, while the whole
+                // window was ranged from about one place, keeps its ranges and is judged the same
+                // way; after a walk, its ranges are set aside and this range judges, as for a
+                // radio as configured (a tag carried off moves the newest range first). Judged by
+                // the set-aside ranges, a bank that the rest of the window holds short would stay.
                 if phase == .acquiring, !mayMove, probationRangesLeft == 0 {
                     let runsLong = RestartTests.median(restarts.rangeTrend) > 0
                     let inPlace = pathOverLastRanges(8, pathLength: context.pathLength) <= o.channelSounding.inPlaceTrendPathMetres
                     if runsLong || inPlace {
-                        if runsLong { window.removeLatest(ranges: restarts.rangeTrend.scalarCount - 1) }
+                        let byMedian = inPlace && rangeNoiseLevel > 0 && (!runsLong || isRangedFromAboutOnePlace(latest: a))
+                        if runsLong && !byMedian { window.removeLatest(ranges: restarts.rangeTrend.scalarCount - 1) }
                         let excess = runsLong && inPlace && o.gating.rangeMultipathProbability > 0
                             ? max(o.gating.rangeMultipathMaximumExcess, 0) : 0
                         retile(radiusMetres: fusedDistance(from: a), antennaInWorld: a, at: t, pose: pose,
                                pathLength: context.pathLength, options: o)
-                        let judged = inPlace && !runsLong && rangeNoiseLevel > 0
+                        let judged = byMedian
                             ? fusedDistance(from: a) + TrendRanges(newest: entry, window: window).medianOffset(from: self)
                             : entry.rangeMetres
                         if bankExplains(judged, from: a, options: o, longBy: excess) {

@@ -51,9 +51,17 @@ struct ObjectTracker: Sendable {
     var reportedMoments: MixtureMoments {
         guard phase == .acquiring, let a = window.entries.last?.antennaInWorld else { return mixture.moments }
         if mayMove { return mixture.momentsOnSphere(about: a) }
+        return isRangedFromAboutOnePlace(latest: a) ? mixture.momentsOnSphere(about: a) : mixture.moments
+    }
+
+    /// Whether every antenna position of the window lies within ``sphereCentreFraction`` of
+    /// the fused distance from `a`, the latest (world frame, metres): a still object's ranges
+    /// then all come from about one place.
+    @inline(__always)
+    func isRangedFromAboutOnePlace(latest a: Vector3) -> Bool {
         let reach = Self.sphereCentreFraction * fusedDistance(from: a)
-        for e in window.entries where (e.antennaInWorld - a).lengthSquared > reach * reach { return mixture.moments }
-        return mixture.momentsOnSphere(about: a)
+        for e in window.entries where (e.antennaInWorld - a).lengthSquared > reach * reach { return false }
+        return true
     }
 
     /// How far, as a fraction of a still object's distance, the antenna may have been from its
