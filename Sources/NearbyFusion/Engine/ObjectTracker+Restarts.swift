@@ -118,6 +118,23 @@ extension ObjectTracker {
     /// estimate is what is wrong; the median takes the majority.
     var medianRejectedRange: Double { restarts.medianRejectedRange }
 
+    /// The median, metres, of `rₖ − d(aₖ)` over the ranges of a trend of innovations
+    /// (`movedAwayFromItsRanges(_:options:)`): `entry`'s range and the (up to) seven latest
+    /// before it in the window, each less the fused distance from the antenna it was measured
+    /// from (``fusedDistance(from:)``). How far the trend lies beyond the estimate as it now
+    /// stands; fixed-size, it allocates nothing.
+    func medianTrendOffset(newest entry: WindowEntry) -> Double {
+        var offsets = SIMD8<Double>()
+        offsets[0] = entry.rangeMetres - fusedDistance(from: entry.antennaInWorld)
+        var count = 1
+        for e in window.entries.reversed() where e.hasRange {
+            guard count < 8 else { break }
+            offsets[count] = e.rangeMetres - fusedDistance(from: e.antennaInWorld)
+            count += 1
+        }
+        return RestartTests.median(offsets, count: count)
+    }
+
     /// Restarts a still object's acquisition from this update's range *keeping what was
     /// measured*: the range's sphere is tiled afresh and every new hypothesis is re-solved at
     /// once from the stored window (`BatchRefinement.refine(_:window:options:addedVariance:)`),
@@ -148,7 +165,7 @@ extension ObjectTracker {
     ///     must explain (the tiled median).
     ///
     /// (A trend of innovations re-solves the bank at its own distance and judges it by the
-    /// trend's ranges instead: see `fuse` and `TrendRanges`.)
+    /// trend's ranges instead: see `fuse` and ``medianTrendOffset(newest:)``.)
     mutating func retile(from entry: WindowEntry, radiusMetres: Double, explaining range: Double,
                          pose: DevicePose, pathLength: Double, options o: FusionOptions) -> Bool {
         // This range is not added to the window: the new tiles' priors hold the median it was
@@ -176,42 +193,5 @@ extension ObjectTracker {
         estimateGeneration &+= 1
         restarts.clearRejections()
         updatesSinceRefinement = 0
-    }
-}
-
-/// The ranges of a trend of range innovations (`ObjectTracker.movedAwayFromItsRanges(_:options:)`):
-/// the newest range and the (up to) seven latest before it in the window, metres, each with
-/// the antenna position it was measured from (world frame). Fixed-size: read on the update path,
-/// it allocates nothing.
-struct TrendRanges {
-    var ranges = SIMD8<Double>(), x = SIMD8<Double>(), y = SIMD8<Double>(), z = SIMD8<Double>()
-    var count = 0
-
-    /// The entry's range and the seven latest ranges of `window` before it.
-    init(newest entry: WindowEntry, window: MeasurementWindow) {
-        append(entry)
-        for e in window.entries.reversed() where e.hasRange {
-            guard count < 8 else { break }
-            append(e)
-        }
-    }
-
-    private mutating func append(_ e: WindowEntry) {
-        ranges[count] = e.rangeMetres
-        x[count] = e.antennaInWorld.x
-        y[count] = e.antennaInWorld.y
-        z[count] = e.antennaInWorld.z
-        count += 1
-    }
-
-    /// The median, metres, of `rₖ − d(aₖ)` over the trend's ranges, `d(a)` the tracker's fused
-    /// distance from the antenna `a` (`ObjectTracker.fusedDistance(from:)`): how far the trend
-    /// lies beyond the estimate as it now stands.
-    func medianOffset(from tracker: ObjectTracker) -> Double {
-        var offsets = SIMD8<Double>()
-        for k in 0..<count {
-            offsets[k] = ranges[k] - tracker.fusedDistance(from: Vector3(x[k], y[k], z[k]))
-        }
-        return RestartTests.median(offsets, count: count)
     }
 }

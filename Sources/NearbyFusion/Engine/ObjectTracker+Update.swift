@@ -241,16 +241,17 @@ extension ObjectTracker {
                 // the window's old ranges hold where it was, which does not explain this range,
                 // and the acquisition starts afresh.
                 // A radio learned noisier than configured has a trend in place judged by the
-                // trend's eight ranges rather than by this one (`TrendRanges`): the bank is kept if
-                // their median offset from it, brought to this antenna, lies within the gate. Such
-                // a radio's single range lies metres off now and then (a σ of metres, a gate of
-                // 2.6σ), and judged alone it started a still tag's acquisition afresh on itself,
-                // the distance published jumping by as much. A long trend of such a radio is no
-                // sign of a burst (its noise hides an excess of at most L) and, while the whole
-                // window was ranged from about one place, keeps its ranges and is judged the same
-                // way; after a walk, its ranges are set aside and this range judges, as for a
-                // radio as configured (a tag carried off moves the newest range first). Judged by
-                // the set-aside ranges, a bank that the rest of the window holds short would stay.
+                // trend's eight ranges rather than by this one: the bank is kept if their median
+                // offset from it (`medianTrendOffset(newest:)`), brought to this antenna, lies
+                // within the gate. Such a radio's single range lies metres off now and then (a σ
+                // of metres, a gate of 2.6σ), and judged alone it started a still tag's
+                // acquisition afresh on itself, the distance published jumping by as much. A long
+                // trend of such a radio is no sign of a burst (its noise hides an excess of at
+                // most L) and, while the whole window was ranged from about one place, keeps its
+                // ranges and is judged the same way; after a walk, its ranges are set aside and
+                // this range judges, as for a radio as configured (a tag carried off moves the
+                // newest range first). Judged by the set-aside ranges, a bank that the rest of the
+                // window holds short would stay.
                 if phase == .acquiring, !mayMove, probationRangesLeft == 0 {
                     let runsLong = RestartTests.median(restarts.rangeTrend) > 0
                     let inPlace = pathOverLastRanges(8, pathLength: context.pathLength) <= o.channelSounding.inPlaceTrendPathMetres
@@ -262,7 +263,7 @@ extension ObjectTracker {
                         retile(radiusMetres: fusedDistance(from: a), antennaInWorld: a, at: t, pose: pose,
                                pathLength: context.pathLength, options: o)
                         let judged = byMedian
-                            ? fusedDistance(from: a) + TrendRanges(newest: entry, window: window).medianOffset(from: self)
+                            ? fusedDistance(from: a) + medianTrendOffset(newest: entry)
                             : entry.rangeMetres
                         if bankExplains(judged, from: a, options: o, longBy: excess) {
                             probationRangesLeft = o.channelSounding.probationRanges
